@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Every read of /proc, /sys, /etc and the environment goes through here, below `root`.
+///
+/// Tests point `root` at a fixture tree (`Tests/CollectorsTests/Fixtures/<machine>/`) and pass
+/// an explicit environment, so a fixture machine is collected exactly like the real one.
+/// Reads are plain `open`/`read` on bytes: collection runs at every login and must stay lean.
+public struct SystemSource: Sendable {
+  /// The directory that stands for `/`. "/" on a live machine.
+  public var root: String
+  /// The environment the collectors see (`LANG`, `TZ`, `LD_PRELOAD`, …).
+  public var environment: [String: String]
+
+  public init(root: String = "/", environment: [String: String]) {
+    self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+    self.environment = environment
+  }
+
+  /// The live machine: root "/" and this process's environment.
+  public static func live() -> SystemSource {
+    SystemSource(root: "/", environment: processEnvironment())
+  }
+
+  /// True when reading the machine this process runs on (not a fixture tree).
+  public var isLive: Bool { root == "/" }
+
+  /// The host path for an absolute path inside the source's root.
+  public func path(_ absolute: String) -> String {
+    isLive ? absolute : root + absolute
+  }
+
+  /// The file's bytes, or nil if it cannot be opened or read. At most `limit` bytes.
+  public func readBytes(_ absolute: String, limit: Int = 1 << 20) -> [UInt8]? {
+    let fd = open(path(absolute), O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var result: [UInt8] = []
+    var chunk = 4096
+    while result.count < limit {
+      let want = min(chunk, limit - result.count)
+      let start = result.count
+      result.append(contentsOf: repeatElement(0, count: want))
+      let got = result.withUnsafeMutableBufferPointer { buffer in
+        read(fd, buffer.baseAddress! + start, want)
+      }
+      if got < 0 {
+        if errno == EINTR {
+          result.removeLast(want)
+          continue
+        }
+        return nil
+      }
+      result.removeLast(want - got)
+      if got == 0 { break }
+      chunk = min(chunk * 2, 1 << 16)
+    }
+    return result
+  }
+
+  /// The file as text, or nil if it cannot be read.
+  public func readText(_ absolute: String, limit: Int = 1 << 20) -> String? {
+    readBytes(absolute, limit: limit).map { String(decoding: $0, as: UTF8.self) }
+  }
+
+  /// The file's first line with surrounding white space removed; nil if unreadable or empty.
+  /// The shape of sysfs attributes and /etc/hostname.
+  public func readLine(_ absolute: String) -> String? {
+    guard let bytes = readBytes(absolute, limit: 4096) else { return nil }
+    let line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+    let text = trimmed(String(decoding: line, as: UTF8.self))
+    return text.isEmpty ? nil : text
+  }
+
+  /// The target of a symbolic link, or nil if it is not one.
+  public func readLink(_ absolute: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink(path(absolute), &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// Names in a directory, sorted, without "." and ".."; empty if it cannot be read.
+  public func listDirectory(_ absolute: String) -> [String] {
+    guard let dir = opendir(path(absolute)) else { return [] }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names.sorted()
+  }
+
+  /// File metadata without following a final symbolic link.
+  public struct FileStatus: Sendable, Equatable {
+    public var mode: UInt32
+    public var uid: UInt32
+    public var gid: UInt32
+    public var size: Int64
+    public var isDirectory: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
+    public var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+    public var isSymbolicLink: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFLNK) }
+    public var permissions: UInt32 { mode & 0o7777 }
+  }
+
+  /// `lstat` of a path inside the root; nil if it does not exist or cannot be examined.
+  public func status(_ absolute: String, followLinks: Bool = false) -> FileStatus? {
+    var info = stat()
+    let result = followLinks ? stat(path(absolute), &info) : lstat(path(absolute), &info)
+    guard result == 0 else { return nil }
+    return FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))
+  }
+
+  /// Total bytes of the file system holding `absolute` (statvfs `f_blocks × f_frsize`).
+  public func fileSystemSize(_ absolute: String) -> UInt64? {
+    var info = statvfs()
+    guard statvfs(path(absolute), &info) == 0 else { return nil }
+    return UInt64(info.f_blocks) * UInt64(info.f_frsize)
+  }
+
+  /// The kernel's machine field of `uname` (x86_64, aarch64), live machines only.
+  public func unameMachine() -> String? {
+    guard isLive else { return nil }
+    var name = utsname()
+    guard uname(&name) == 0 else { return nil }
+    return withUnsafeBytes(of: name.machine) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+  }
+}
+
+/// This process's environment as a dictionary.
+public func processEnvironment() -> [String: String] {
+  var result: [String: String] = [:]
+  var cursor = environ
+  while let entry = cursor.pointee {
+    let text = String(cString: entry)
+    if let equals = text.firstIndex(of: "=") {
+      result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+    }
+    cursor += 1
+  }
+  return result
+}
+
+/// Removes ASCII white space (space, tab, CR, LF, NUL) at both ends.
+@inlinable
+public func trimmed(_ text: some StringProtocol) -> String {
+  let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\0" }
+  guard let first = text.firstIndex(where: { !isSpace($0) }) else { return "" }
+  let last = text.lastIndex(where: { !isSpace($0) })!
+  return String(text[first...last])
+}
