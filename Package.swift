@@ -33,5 +33,7 @@ let package = Package(
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
+    // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
+    .testTarget(name: "CLITests", dependencies: ["ProfileJSON"]),
   ]
 )

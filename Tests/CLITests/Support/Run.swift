@@ -1,0 +1,66 @@
+import Foundation
+
+/// The result of one run of the built `fr-profile` binary.
+struct RunResult {
+  var status: Int32
+  var stdout: String
+  var stderr: String
+}
+
+/// Where `swift build` put the products: the directory of the test bundle itself.
+let productsDirectory: String = {
+  if let override = ProcessInfo.processInfo.environment["FR_PROFILE_BIN_DIR"] { return override }
+  let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+  return (exe as NSString).deletingLastPathComponent
+}()
+
+/// Path of the built `fr-profile` executable.
+let frProfilePath = productsDirectory + "/fr-profile"
+
+/// Runs `executable` (default: the built fr-profile) with `arguments`, the given environment
+/// (nothing inherited unless passed) and optional standard input; waits for it to exit.
+func run(
+  _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
+  executable: String = frProfilePath, prefix: [String] = []
+) throws -> RunResult {
+  let process = Process()
+  let argv = prefix + [executable] + arguments
+  process.executableURL = URL(fileURLWithPath: argv[0])
+  process.arguments = Array(argv.dropFirst())
+  var env = environment
+  if env["PATH"] == nil { env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
+  process.environment = env
+  let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
+  process.standardOutput = outPipe
+  process.standardError = errPipe
+  process.standardInput = inPipe
+  try process.run()
+  // Read both pipes concurrently so a chatty child cannot block on a full pipe.
+  nonisolated(unsafe) var errData = Data()
+  let group = DispatchGroup()
+  group.enter()
+  DispatchQueue.global().async {
+    errData = errPipe.fileHandleForReading.readDataToEndOfFile()
+    group.leave()
+  }
+  if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
+  try? inPipe.fileHandleForWriting.close()
+  let outData = outPipe.fileHandleForReading.readDataToEndOfFile()
+  group.wait()
+  process.waitUntilExit()
+  return RunResult(
+    status: process.terminationStatus,
+    stdout: String(decoding: outData, as: UTF8.self),
+    stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// A fresh temporary directory, removed by the caller with `removeTemporaryDirectory`.
+func makeTemporaryDirectory(_ label: String = "fr-profile-test") throws -> String {
+  var template = Array((NSTemporaryDirectory() + "/\(label).XXXXXX").utf8CString)
+  guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+  return String(cString: made)
+}
+
+func removeTemporaryDirectory(_ path: String) {
+  try? FileManager.default.removeItem(atPath: path)
+}
