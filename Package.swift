@@ -33,6 +33,11 @@ let package = Package(
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
+    .testTarget(
+      name: "CollectorsTests",
+      dependencies: ["Collectors", "ProfileJSON"],
+      exclude: ["Fixtures"]
+    ),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
     .testTarget(name: "CLITests", dependencies: ["ProfileJSON"]),
   ]

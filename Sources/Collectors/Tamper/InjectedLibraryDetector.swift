@@ -16,8 +16,10 @@ public struct InjectedLibraryDetector: TamperDetector {
       finding = finding.merged(TamperFinding(score: 0.7, evidence: ["LD_PRELOAD is set: \(trimmed(preload))"]))
     }
     if let text = context.system.readText("/etc/ld.so.preload", limit: 65536) {
-      let entries = text.split(whereSeparator: { $0 == "\n" || $0 == " " || $0 == ":" })
-        .map { trimmed($0) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+      // Entries are separated by white space or colons; "#" starts a comment to the line's end.
+      let entries = text.split(separator: "\n")
+        .flatMap { line in line.prefix(while: { $0 != "#" }).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" }) }
+        .map { trimmed($0) }.filter { !$0.isEmpty }
       if !entries.isEmpty {
         finding = finding.merged(TamperFinding(score: 0.7, evidence: ["/etc/ld.so.preload lists \(entries.joined(separator: ", "))"]))
       }
