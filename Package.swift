@@ -39,6 +39,6 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
-    .testTarget(name: "CLITests", dependencies: ["ProfileJSON"]),
+    .testTarget(name: "CLITests", dependencies: ["ProfileJSON"], exclude: ["Fixtures"]),
   ]
 )
