@@ -28,4 +28,17 @@ struct FRProfile: ParsableCommand {
     version: frProfileVersion,
     subcommands: [Collect.self, Identifier.self, Tamper.self]
   )
+
+  static func main() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if let request = FastCollect.parse(arguments) {
+      do {
+        try request.perform()
+      } catch {
+        exit(withError: error)
+      }
+      return
+    }
+    main(arguments)
+  }
 }

@@ -37,15 +37,31 @@ public struct InjectedLibraryDetector: TamperDetector {
 /// Paths in /proc/self/maps whose file name names an instrumentation framework.
 ///
 ///     7f3a1c000000-7f3a1c200000 r-xp 00000000 08:01 1234  /tmp/frida-agent-64.so
+///
+/// Works on bytes: the maps of a large process run to thousands of lines, and this runs at
+/// every collect. A line is examined only when its lowercased bytes contain a marker.
 public func instrumentationLibraries(inMaps maps: String) -> [String] {
+  let markers = InjectedLibraryDetector.instrumentationMarkers.map { Array($0.utf8) }
   var found: [String] = []
-  for line in maps.split(separator: "\n") {
-    guard let slash = line.firstIndex(of: "/") else { continue }
-    let path = String(line[slash...])
-    let file = path.split(separator: "/").last.map { $0.lowercased() } ?? ""
-    if InjectedLibraryDetector.instrumentationMarkers.contains(where: { file.contains($0) }), !found.contains(path) {
-      found.append(path)
-    }
+  var lines = maps.utf8[...]
+  while !lines.isEmpty {
+    let end = lines.firstIndex(of: UInt8(ascii: "\n")) ?? lines.endIndex
+    let line = lines[..<end]
+    lines = end == lines.endIndex ? lines[end...] : lines[lines.index(after: end)...]
+    guard let slash = line.firstIndex(of: UInt8(ascii: "/")) else { continue }
+    let nameStart = line.lastIndex(of: UInt8(ascii: "/")).map { line.index(after: $0) } ?? slash
+    let name = line[nameStart...].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+    guard markers.contains(where: { contains(name, $0) }) else { continue }
+    let path = String(decoding: line[slash...], as: UTF8.self)
+    if !found.contains(path) { found.append(path) }
   }
   return found
+}
+
+private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+  guard haystack.count >= needle.count else { return false }
+  for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+    if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+  }
+  return false
 }

@@ -38,34 +38,59 @@ extension FRProfile {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write the profile to FILE atomically instead of stdout.", valueName: "FILE"))
     var output: String?
 
+    var request: CollectRequest {
+      CollectRequest(settings: options.settings, noMetadata: noMetadata, location: location, pretty: pretty, compact: compact, output: output)
+    }
+
     func validate() throws {
-      if pretty && compact { throw ValidationError("--pretty and --compact exclude each other.") }
-      if !location && (options.latitude != nil || options.locationFile != nil) {
-        throw ValidationError("--latitude/--longitude/--location-file need --location to be reported.")
-      }
+      if let problem = request.problem { throw ValidationError(problem) }
     }
 
     func run() throws {
-      try reportingFailures {
-        let system = try options.systemSource()
-        let identifier = try options.identifier(system)
-        let context = CollectionContext(system: system)
-        let metadata = noMetadata ? nil : DeviceProfile.metadata(DeviceProfile.defaultCollectors(userAgent: options.userAgent), context)
-        let position = location ? try options.configuredLocation() : nil
-        let profile = DeviceProfile.profile(identifier: identifier, metadata: metadata, location: position)
-        options.printDiagnostics(context.diagnostics)
+      try request.perform()
+    }
+  }
+}
 
-        let compactText = JSONWriter.compact(profile)
-        if compactText.utf8.count > DeviceProfile.defaultMaximumSize {
-          writeStandardError("fr-profile: warning: the profile is \(compactText.utf8.count) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
-        }
-        let usePretty = pretty || (!compact && output == nil && standardOutputIsTerminal)
-        let text = (usePretty ? JSONWriter.pretty(profile) : compactText) + "\n"
-        if let output {
-          try writeFileAtomically(output, text)
-        } else {
-          try printOutput(text)
-        }
+/// A parsed `collect` invocation: what ArgumentParser produces, and what the start-up fast
+/// path (`FastCollect`) produces for the common invocations.
+struct CollectRequest: Equatable {
+  var settings = ProfileSettings()
+  var noMetadata = false
+  var location = false
+  var pretty = false
+  var compact = false
+  var output: String?
+
+  var problem: String? {
+    if let problem = settings.problem { return problem }
+    if pretty && compact { return "--pretty and --compact exclude each other." }
+    if !location && (settings.latitude != nil || settings.locationFile != nil) {
+      return "--latitude/--longitude/--location-file need --location to be reported."
+    }
+    return nil
+  }
+
+  func perform() throws {
+    try reportingFailures {
+      let system = try settings.systemSource()
+      let identifier = try settings.identifier(system)
+      let context = CollectionContext(system: system)
+      let metadata = noMetadata ? nil : DeviceProfile.metadata(DeviceProfile.defaultCollectors(userAgent: settings.userAgent), context)
+      let position = location ? try settings.configuredLocation() : nil
+      let profile = DeviceProfile.profile(identifier: identifier, metadata: metadata, location: position)
+      settings.printDiagnostics(context.diagnostics)
+
+      let compactText = JSONWriter.compact(profile)
+      if compactText.utf8.count > DeviceProfile.defaultMaximumSize {
+        writeStandardError("fr-profile: warning: the profile is \(compactText.utf8.count) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
+      }
+      let usePretty = pretty || (!compact && output == nil && standardOutputIsTerminal)
+      let text = (usePretty ? JSONWriter.pretty(profile) : compactText) + "\n"
+      if let output {
+        try writeFileAtomically(output, text)
+      } else {
+        try printOutput(text)
       }
     }
   }

@@ -32,8 +32,8 @@ extension FRProfile {
 
     func run() throws {
       try reportingFailures {
-        let system = try options.systemSource()
-        let store = try options.keyStore()
+        let system = try options.settings.systemSource()
+        let store = try options.settings.keyStore()
         var pem: String?
         do throws(IdentityError) {
           if reset {
@@ -51,7 +51,7 @@ extension FRProfile {
           try printOutput(pem + "\n")
           return
         }
-        try printOutput(try options.identifier(system) + "\n")
+        try printOutput(try options.settings.identifier(system) + "\n")
       }
     }
   }

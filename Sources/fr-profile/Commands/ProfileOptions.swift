@@ -31,10 +31,33 @@ struct ProfileOptions: ParsableArguments {
   var verbose = false
 
   func validate() throws {
-    if (latitude == nil) != (longitude == nil) {
-      throw ValidationError("--latitude and --longitude go together: give both or neither.")
-    }
-    if root.isEmpty { throw ValidationError("--root needs a directory.") }
+    if let problem = settings.problem { throw ValidationError(problem) }
+  }
+
+  /// The parsed values as a plain value the commands (and the `collect` fast path) share.
+  var settings: ProfileSettings {
+    ProfileSettings(
+      stateDirectory: stateDirectory, root: root, latitude: latitude, longitude: longitude,
+      locationFile: locationFile, userAgent: userAgent, verbose: verbose)
+  }
+}
+
+/// What `ProfileOptions` holds, without ArgumentParser: how to find the system, the identity
+/// and the location.
+struct ProfileSettings: Equatable {
+  var stateDirectory: String?
+  var root = "/"
+  var latitude: Double?
+  var longitude: Double?
+  var locationFile: String?
+  var userAgent: String?
+  var verbose = false
+
+  /// The first rule the values break, as a usage message; nil when they are valid.
+  var problem: String? {
+    if (latitude == nil) != (longitude == nil) { return "--latitude and --longitude go together: give both or neither." }
+    if root.isEmpty { return "--root needs a directory." }
+    return nil
   }
 
   /// The system source for the chosen root; a missing root directory is an error.

@@ -23,9 +23,8 @@ extension FRProfile {
 
     func run() throws {
       try reportingFailures {
-        var options = try ProfileOptions.parse([])
-        options.root = root
-        let context = CollectionContext(system: try options.systemSource())
+        let settings = ProfileSettings(root: root)
+        let context = CollectionContext(system: try settings.systemSource())
         let report = TamperScore.evaluate(TamperScore.defaultDetectors, context)
         if json {
           try printOutput(JSONWriter.compact(report.json) + "\n")
