@@ -7,6 +7,7 @@ let package = Package(
     .executable(name: "fr-profile", targets: ["fr-profile"]),
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
+    .library(name: "Journey", targets: ["Journey"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -18,6 +19,7 @@ let package = Package(
       name: "fr-profile",
       dependencies: [
         "Collectors",
+        "Journey",
         "ProfileJSON",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
@@ -30,6 +32,9 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
+    // AM's authenticate protocol for journey clients: steps, callbacks, answering
+    // DeviceProfileCallback. A layer above Collectors: collection knows nothing of AM.
+    .target(name: "Journey", dependencies: ["Collectors", "ProfileJSON"]),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
