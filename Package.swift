@@ -5,6 +5,9 @@ let package = Package(
   name: "fr-profile",
   products: [
     .executable(name: "fr-profile", targets: ["fr-profile"]),
+    // `fr-profile journey` execs this sibling, so that collect's binary links no HTTP stack
+    // (docs/README-journey.md, "Two executables").
+    .executable(name: "fr-profile-journey", targets: ["fr-profile-journey"]),
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
@@ -20,9 +23,34 @@ let package = Package(
       dependencies: [
         "Collectors",
         "Journey",
+        "ProfileCLI",
         "ProfileJSON",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
+    ),
+    // The journey client: walks an AM authentication tree over libcurl. Its own executable so
+    // that libcurl (and its ~20 shared libraries) never load at collect's start-up.
+    .executableTarget(
+      name: "fr-profile-journey",
+      dependencies: [
+        "Collectors",
+        "Journey",
+        "JourneyHTTP",
+        "ProfileCLI",
+        "ProfileJSON",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    // What the executables share: the profile option group, failures and exit codes, output.
+    .target(
+      name: "ProfileCLI",
+      dependencies: ["Collectors", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+    ),
+    // HTTPS POST over the system libcurl: verified TLS, a CA file, timeouts. No Foundation.
+    .target(name: "JourneyHTTP", dependencies: ["CCurl"]),
+    .systemLibrary(
+      name: "CCurl", pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"])]
     ),
     // The device profile: collectors over a root-relative system source, identity, tamper score.
     .target(
@@ -45,7 +73,17 @@ let package = Package(
     ),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
     // The executable's own logic (the collect fast path against ArgumentParser).
-    .testTarget(name: "FRProfileTests", dependencies: ["fr-profile"]),
-    .testTarget(name: "CLITests", dependencies: ["ProfileJSON"], exclude: ["Fixtures"]),
+    .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
+    // CLITests also runs `fr-profile journey` against an in-process AM test server
+    // (Support/AuthenticateServer.swift), TLS through the system OpenSSL.
+    .testTarget(
+      name: "CLITests",
+      dependencies: ["ProfileJSON", "COpenSSL"],
+      exclude: ["Fixtures"]
+    ),
+    .systemLibrary(
+      name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",
+      providers: [.apt(["libssl-dev"])]
+    ),
   ]
 )

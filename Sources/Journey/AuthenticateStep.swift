@@ -81,6 +81,14 @@ public enum JourneyError: Error, Equatable, CustomStringConvertible {
   case notAnObject
   case noCallbacks
   case malformedCallback(index: Int, reason: String)
+  /// A callback type the client cannot answer (`type` nil when the callback has none).
+  case unsupportedCallback(index: Int, type: String?)
+  /// The server answered with a status other than 200 (a step or success) or 401 (failure).
+  case unexpectedStatus(status: Int, message: String)
+  /// A 200 body that is neither a step (`callbacks`) nor a success (`tokenId`, `successUrl`).
+  case notAStep
+  /// The journey did not end within this many steps.
+  case tooManySteps(Int)
 
   public var description: String {
     switch self {
@@ -88,6 +96,13 @@ public enum JourneyError: Error, Equatable, CustomStringConvertible {
     case .notAnObject: "the body is not a JSON object"
     case .noCallbacks: "the body has no \"callbacks\" array: it is not an authenticate step"
     case .malformedCallback(let index, let reason): "callbacks[\(index)] is malformed: \(reason)"
+    case .unsupportedCallback(let index, let type):
+      "the journey asks for a \(type.map { "\"\($0)\"" } ?? "callback without a type") (callbacks[\(index)]), which "
+        + "fr-profile cannot answer; it answers \(CallbackRequest.supportedTypes.joined(separator: ", "))"
+    case .unexpectedStatus(let status, let message):
+      "the server answered HTTP \(status)\(message.isEmpty ? "" : ": \(message)"); expected an AM authenticate response"
+    case .notAStep: "the server's answer has neither \"callbacks\" nor \"tokenId\": it is not an AM authenticate response"
+    case .tooManySteps(let count): "the journey did not end within \(count) steps"
     }
   }
 }

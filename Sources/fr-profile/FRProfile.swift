@@ -1,4 +1,5 @@
 import ArgumentParser
+import ProfileCLI
 import Collectors
 
 @main
@@ -24,13 +25,15 @@ struct FRProfile: ParsableCommand {
         fr-profile collect --pretty
         fr-profile identifier
         fr-profile tamper
+        fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
       """,
     version: frProfileVersion,
-    subcommands: [Collect.self, Identifier.self, Tamper.self]
+    subcommands: [Collect.self, Identifier.self, Tamper.self, JourneyLauncher.self]
   )
 
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.first == "journey" { JourneyExecutable.exec(Array(arguments.dropFirst())) }
     if let request = FastCollect.parse(arguments) {
       do {
         try request.perform()

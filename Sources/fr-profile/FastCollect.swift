@@ -1,3 +1,5 @@
+import ProfileCLI
+
 /// The start-up fast path for `fr-profile collect`, which runs at every login.
 ///
 /// ArgumentParser builds its command tree by reflection and dynamic casts; in a statically

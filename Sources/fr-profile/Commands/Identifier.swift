@@ -1,4 +1,5 @@
 import ArgumentParser
+import ProfileCLI
 import Collectors
 
 extension FRProfile {

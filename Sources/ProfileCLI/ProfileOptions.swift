@@ -3,39 +3,41 @@ import Collectors
 
 /// Options that shape a profile, shared by every command that collects one, so that they mean
 /// the same everywhere and name one identity.
-struct ProfileOptions: ParsableArguments {
+package struct ProfileOptions: ParsableArguments {
   @Option(name: .customLong("state-dir"), help: ArgumentHelp(
     "Directory of the device key (default: $FR_PROFILE_HOME; for root /var/lib/fr-profile; else $XDG_STATE_HOME/fr-profile or ~/.local/state/fr-profile).",
     valueName: "DIR"))
-  var stateDirectory: String?
+  package var stateDirectory: String?
 
   @Option(name: .customLong("root"), help: ArgumentHelp(
     "Collect a recorded machine tree (its /proc, /sys, /etc) instead of /.", valueName: "DIR"))
-  var root: String = "/"
+  package var root: String = "/"
 
   @Option(help: ArgumentHelp("Latitude to report with --location (-90…90).", valueName: "DEGREES"))
-  var latitude: Double?
+  package var latitude: Double?
 
   @Option(help: ArgumentHelp("Longitude to report with --location (-180…180).", valueName: "DEGREES"))
-  var longitude: Double?
+  package var longitude: Double?
 
   @Option(name: .customLong("location-file"), help: ArgumentHelp(
     "File holding \"LATITUDE,LONGITUDE\" (default: <state-dir>/location, when present).", valueName: "FILE"))
-  var locationFile: String?
+  package var locationFile: String?
 
   @Option(name: .customLong("user-agent"), help: ArgumentHelp(
     "Report this user agent instead of fr-profile's own.", valueName: "TEXT"))
-  var userAgent: String?
+  package var userAgent: String?
 
   @Flag(name: .shortAndLong, help: "Explain on stderr where each value came from and what was dropped.")
-  var verbose = false
+  package var verbose = false
 
-  func validate() throws {
+  package init() {}
+
+  package func validate() throws {
     if let problem = settings.problem { throw ValidationError(problem) }
   }
 
   /// The parsed values as a plain value the commands (and the `collect` fast path) share.
-  var settings: ProfileSettings {
+  package var settings: ProfileSettings {
     ProfileSettings(
       stateDirectory: stateDirectory, root: root, latitude: latitude, longitude: longitude,
       locationFile: locationFile, userAgent: userAgent, verbose: verbose)
@@ -44,24 +46,37 @@ struct ProfileOptions: ParsableArguments {
 
 /// What `ProfileOptions` holds, without ArgumentParser: how to find the system, the identity
 /// and the location.
-struct ProfileSettings: Equatable {
-  var stateDirectory: String?
-  var root = "/"
-  var latitude: Double?
-  var longitude: Double?
-  var locationFile: String?
-  var userAgent: String?
-  var verbose = false
+package struct ProfileSettings: Equatable {
+  package var stateDirectory: String?
+  package var root = "/"
+  package var latitude: Double?
+  package var longitude: Double?
+  package var locationFile: String?
+  package var userAgent: String?
+  package var verbose = false
+
+  package init(
+    stateDirectory: String? = nil, root: String = "/", latitude: Double? = nil, longitude: Double? = nil,
+    locationFile: String? = nil, userAgent: String? = nil, verbose: Bool = false
+  ) {
+    self.stateDirectory = stateDirectory
+    self.root = root
+    self.latitude = latitude
+    self.longitude = longitude
+    self.locationFile = locationFile
+    self.userAgent = userAgent
+    self.verbose = verbose
+  }
 
   /// The first rule the values break, as a usage message; nil when they are valid.
-  var problem: String? {
+  package var problem: String? {
     if (latitude == nil) != (longitude == nil) { return "--latitude and --longitude go together: give both or neither." }
     if root.isEmpty { return "--root needs a directory." }
     return nil
   }
 
   /// The system source for the chosen root; a missing root directory is an error.
-  func systemSource() throws -> SystemSource {
+  package func systemSource() throws -> SystemSource {
     let environment = processEnvironment()
     let system = SystemSource(root: root, environment: environment)
     if !system.isLive {
@@ -72,14 +87,14 @@ struct ProfileSettings: Equatable {
     return system
   }
 
-  func keyStore() throws -> DeviceKeyStore {
+  package func keyStore() throws -> DeviceKeyStore {
     let directory = stateDirectory ?? DeviceKeyStore.defaultDirectory(environment: processEnvironment())
     guard let directory else { throw Failure(IdentityError.noStateDirectory) }
     return DeviceKeyStore(directory: directory)
   }
 
   /// The identifier for `system`'s machine-id and the stored key (created on first use).
-  func identifier(_ system: SystemSource) throws -> String {
+  package func identifier(_ system: SystemSource) throws -> String {
     let store = try keyStore()
     let der: [UInt8]
     do { der = try store.publicKeyDER() } catch { throw Failure(error) }
@@ -91,7 +106,7 @@ struct ProfileSettings: Equatable {
   }
 
   /// The configured location, or nil with a note on stderr when none is configured.
-  func configuredLocation() throws -> Location? {
+  package func configuredLocation() throws -> Location? {
     let defaultFile = (try? keyStore()).map { $0.directory + "/location" }
     do {
       let found = try Location.configured(
@@ -107,7 +122,7 @@ struct ProfileSettings: Equatable {
     }
   }
 
-  func printDiagnostics(_ diagnostics: Diagnostics) {
+  package func printDiagnostics(_ diagnostics: Diagnostics) {
     for item in diagnostics.notes where item.level == .warning || verbose {
       let label = item.level == .warning ? "warning" : "detail"
       writeStandardError("fr-profile: \(label): \(item.key): \(item.message)\n")

@@ -8,22 +8,22 @@ import Collectors
 
 /// A failure with its message and sysexits code. Commands throw it; `reportingFailures` prints
 /// the one-line message and exits with the code (ArgumentParser would exit 1 for any error).
-struct Failure: Error, CustomStringConvertible {
-  var code: Int32
-  var description: String
+package struct Failure: Error, CustomStringConvertible {
+  package var code: Int32
+  package var description: String
 
-  init(code: Int32, _ message: String) {
+  package init(code: Int32, _ message: String) {
     self.code = code
     self.description = message
   }
 
-  init(_ error: IdentityError) {
+  package init(_ error: IdentityError) {
     self.init(code: error.exitCode, error.description)
   }
 }
 
 /// Runs `body`; a `Failure` becomes "fr-profile: error: …" on stderr and its exit code.
-func reportingFailures(_ body: () throws -> Void) throws {
+package func reportingFailures(_ body: () throws -> Void) throws {
   do {
     try body()
   } catch let failure as Failure {
@@ -32,16 +32,16 @@ func reportingFailures(_ body: () throws -> Void) throws {
   }
 }
 
-func writeStandardError(_ text: String) {
+package func writeStandardError(_ text: String) {
   var bytes = Array(text.utf8)
   _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
 }
 
-func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }
-func detail(_ text: String) { writeStandardError("fr-profile: detail: \(text)\n") }
+package func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }
+package func detail(_ text: String) { writeStandardError("fr-profile: detail: \(text)\n") }
 
 /// Writes all of `bytes` to file descriptor `fd`.
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+package func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
   var written = 0
   while written < bytes.count {
     let result = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
@@ -55,7 +55,7 @@ func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
 }
 
 /// Prints `text` to stdout; a closed or failing stdout is an I/O error (74).
-func printOutput(_ text: String) throws {
+package func printOutput(_ text: String) throws {
   guard writeAll(1, Array(text.utf8)) else {
     throw Failure(code: 74, "cannot write to standard output: \(String(cString: strerror(errno))).")
   }
@@ -63,7 +63,7 @@ func printOutput(_ text: String) throws {
 
 /// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename.
 /// A reader sees the old file or the new one, never a torn one.
-func writeFileAtomically(_ path: String, _ text: String) throws {
+package func writeFileAtomically(_ path: String, _ text: String) throws {
   let slash = path.lastIndex(of: "/")
   let directory = slash.map { String(path[..<$0]) } ?? "."
   let temporary = (directory.isEmpty ? "" : directory) + "/.fr-profile.tmp.\(getpid())"
@@ -85,4 +85,4 @@ func writeFileAtomically(_ path: String, _ text: String) throws {
   }
 }
 
-var standardOutputIsTerminal: Bool { isatty(1) != 0 }
+package var standardOutputIsTerminal: Bool { isatty(1) != 0 }

@@ -1,0 +1,25 @@
+// libcurl, imported into Swift as the CCurl module. Only Sources/JourneyHTTP imports it.
+// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: these typed
+// wrappers can.
+#ifndef FR_PROFILE_CCURL_SHIM_H
+#define FR_PROFILE_CCURL_SHIM_H
+#include <curl/curl.h>
+
+typedef size_t (*fr_curl_write_callback)(char *data, size_t size, size_t count, void *context);
+
+static inline CURLcode fr_curl_setopt_long(CURL *handle, CURLoption option, long value) {
+  return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode fr_curl_setopt_pointer(CURL *handle, CURLoption option, const void *value) {
+  return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode fr_curl_setopt_write(CURL *handle, fr_curl_write_callback callback) {
+  return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
+}
+
+static inline CURLcode fr_curl_response_code(CURL *handle, long *code) {
+  return curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, code);
+}
+#endif

@@ -1,0 +1,122 @@
+import ProfileJSON
+
+/// Where a journey starts: AM's authenticate endpoint for a realm and a tree.
+public struct AuthenticateEndpoint: Sendable, Equatable {
+  /// The AM base URL, e.g. `https://am.example.com/am` (a trailing slash is ignored).
+  public var server: String
+  /// The realm: `root` (or `/` or empty) for the top-level realm, `alpha`, or a path of
+  /// sub-realms such as `alpha/staff`.
+  public var realm: String
+  /// The tree (journey) name.
+  public var tree: String
+
+  public init(server: String, realm: String, tree: String) {
+    self.server = server
+    self.realm = realm
+    self.tree = tree
+  }
+
+  /// The headers AM's authenticate endpoint expects, besides the content type.
+  public static let apiVersionHeader = "Accept-API-Version: resource=2.1, protocol=1.0"
+
+  /// `<server>/json/realms/root[/realms/<realm>…]/authenticate?authIndexType=service&authIndexValue=<tree>`.
+  public var url: String {
+    var base = server
+    while base.hasSuffix("/") { base.removeLast() }
+    var path = "/json/realms/root"
+    let parts = realm.split(separator: "/").map(String.init).filter { !$0.isEmpty }
+    for (offset, part) in parts.enumerated() where !(offset == 0 && part == "root") {
+      path += "/realms/" + Self.percentEncoded(part)
+    }
+    return base + path + "/authenticate?authIndexType=service&authIndexValue=" + Self.percentEncoded(tree)
+  }
+
+  /// RFC 3986 unreserved characters kept, every other byte percent-encoded.
+  static func percentEncoded(_ text: String) -> String {
+    var out = ""
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+        UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+        out.unicodeScalars.append(Unicode.Scalar(byte))
+      default:
+        let hex = Array("0123456789ABCDEF".utf8)
+        out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
+      }
+    }
+    return out
+  }
+}
+
+/// How a journey ended.
+public enum JourneyOutcome: Sendable, Equatable {
+  /// AM's success body (`tokenId`, `successUrl`, `realm`).
+  case success(JSONObject)
+  /// A 401: AM's `message` (e.g. "Login failure") and its body when it was a JSON object.
+  case failure(message: String, body: JSONObject?)
+}
+
+/// Walks a journey: posts `{}` to start the tree, then each answered step back, until AM
+/// returns a success (200 with `tokenId`) or a failure (401). Transport and answering are
+/// given as closures, so the walk knows nothing of HTTP or terminals.
+public struct JourneyWalker {
+  /// Sends a body to the URL and returns the status and body of the response.
+  public var post: (_ url: String, _ body: [UInt8]) throws -> (status: Int, body: [UInt8])
+  /// Fills in the callbacks of a step, in place.
+  public var answer: (_ step: inout AuthenticateStep) throws -> Void
+  /// Steps after which the walk gives up (a tree that loops).
+  public var maximumSteps = 100
+
+  public init(
+    post: @escaping (_ url: String, _ body: [UInt8]) throws -> (status: Int, body: [UInt8]),
+    answer: @escaping (_ step: inout AuthenticateStep) throws -> Void
+  ) {
+    self.post = post
+    self.answer = answer
+  }
+
+  /// Walks the tree at `endpoint` to its end. Throws `JourneyError` for answers that are not
+  /// AM authenticate responses, and whatever `post` and `answer` throw.
+  public func walk(_ endpoint: AuthenticateEndpoint) throws -> JourneyOutcome {
+    let url = endpoint.url
+    var body = Array("{}".utf8)
+    for _ in 0..<maximumSteps {
+      let response = try post(url, body)
+      switch response.status {
+      case 200:
+        var step = try AuthenticateStep(parsing: response.body)
+        if step.tokenId != nil || (step.callbacks == nil && step.body["successUrl"] != nil) {
+          return .success(step.body)
+        }
+        guard step.callbacks != nil else { throw JourneyError.notAStep }
+        try answer(&step)
+        body = Array(step.text.utf8)
+      case 401:
+        let parsed = try? AuthenticateStep(parsing: response.body)
+        let message = parsed?.body["message"]?.stringValue ?? Self.excerpt(response.body)
+        return .failure(message: message.isEmpty ? "authentication failed" : message, body: parsed?.body)
+      default:
+        let parsed = try? AuthenticateStep(parsing: response.body)
+        throw JourneyError.unexpectedStatus(
+          status: response.status, message: parsed?.body["message"]?.stringValue ?? Self.excerpt(response.body))
+      }
+    }
+    throw JourneyError.tooManySteps(maximumSteps)
+  }
+
+  /// The first line of a non-JSON body, shortened, for an error message.
+  static func excerpt(_ body: [UInt8]) -> String {
+    let text = String(decoding: body.prefix(200), as: UTF8.self)
+    let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+    return line.trimmingCharacters(in: " \t")
+  }
+}
+
+extension String {
+  fileprivate func trimmingCharacters(in set: String) -> String {
+    var text = Substring(self)
+    while let first = text.first, set.contains(first) { text.removeFirst() }
+    while let last = text.last, set.contains(last) { text.removeLast() }
+    return String(text)
+  }
+}

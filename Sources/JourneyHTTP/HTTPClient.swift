@@ -1,0 +1,150 @@
+import CCurl
+
+/// A response: status code and body bytes.
+public struct HTTPResponse: Sendable, Equatable {
+  public var status: Int
+  public var body: [UInt8]
+
+  public init(status: Int, body: [UInt8]) {
+    self.status = status
+    self.body = body
+  }
+}
+
+/// Why a request got no response, by what the user can do about it.
+public enum HTTPError: Error, Equatable, CustomStringConvertible {
+  /// No answer within the timeout.
+  case timedOut(url: String, seconds: Double)
+  /// The host is unknown or unreachable, or refused or dropped the connection.
+  case cannotConnect(url: String, reason: String)
+  /// The TLS handshake failed: usually a certificate no trusted CA signed.
+  case tls(url: String, reason: String)
+  /// The CA file given for verification cannot be used.
+  case badCAFile(path: String, reason: String)
+  /// Anything else libcurl reports (a malformed URL, an unsupported scheme).
+  case failed(url: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .timedOut(let url, let seconds):
+      "no response from \(url) within \(formatSeconds(seconds)) s. Check that the server is up, or raise --timeout."
+    case .cannotConnect(let url, let reason):
+      "cannot connect to \(url): \(reason). Check --server and the network."
+    case .tls(let url, let reason):
+      "TLS with \(url) failed: \(reason). If the server uses a private CA, pass its certificate with --cacert FILE."
+    case .badCAFile(let path, let reason):
+      "cannot use the CA certificate file \(path): \(reason). It must hold PEM certificates."
+    case .failed(let url, let reason):
+      "request to \(url) failed: \(reason)."
+    }
+  }
+}
+
+private func formatSeconds(_ seconds: Double) -> String {
+  seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+}
+
+/// POSTs over the system libcurl: TLS peer and host verification always on, an optional CA
+/// file that replaces the system store (curl's `--cacert`), one timeout per request, no
+/// redirects, cookies kept in memory across requests (AM load balancers pin a journey to a
+/// server with one). One client reuses its connection; it is not for use from two threads.
+public final class HTTPClient {
+  /// Seconds each request may take, connecting included.
+  public let timeout: Double
+  /// PEM file of the CAs to trust instead of the system store; nil for the system store.
+  public let caFile: String?
+  private let handle: UnsafeMutableRawPointer
+
+  private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+  public init(timeout: Double, caFile: String? = nil) {
+    _ = Self.globalInit
+    self.timeout = timeout
+    self.caFile = caFile
+    handle = curl_easy_init()
+  }
+
+  deinit { curl_easy_cleanup(handle) }
+
+  /// POSTs `body` to `url` with `headers` ("Name: value"); any status is a response.
+  public func post(_ url: String, headers: [String], body: [UInt8]) throws(HTTPError) -> HTTPResponse {
+    let sink = ResponseSink()
+    var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    var list: UnsafeMutablePointer<curl_slist>? = nil
+    for header in headers { list = curl_slist_append(list, header) }
+    defer { curl_slist_free_all(list) }
+
+    let milliseconds = max(1, Int(timeout * 1000))
+    let code: CURLcode = url.withCString { urlPointer in
+      (caFile ?? "").withCString { caPointer in
+        body.withUnsafeBytes { bodyBytes in
+          errorBuffer.withUnsafeMutableBufferPointer { errorPointer in
+            withExtendedLifetime(sink) {
+              let context = Unmanaged.passUnretained(sink).toOpaque()
+              let setup: [CURLcode] = [
+                fr_curl_setopt_pointer(handle, CURLOPT_URL, urlPointer),
+                fr_curl_setopt_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
+                fr_curl_setopt_long(handle, CURLOPT_POST, 1),
+                fr_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count),
+                fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, bodyBytes.baseAddress ?? UnsafeRawPointer(urlPointer)),
+                fr_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, list),
+                fr_curl_setopt_write(handle, { data, size, count, context in
+                  let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
+                  let total = size * count
+                  if let data { sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: total)) }
+                  return total
+                }),
+                fr_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context),
+                fr_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorPointer.baseAddress),
+                fr_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds),
+                fr_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds),
+                fr_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
+                fr_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0),
+                fr_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1),
+                fr_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2),
+                fr_curl_setopt_pointer(handle, CURLOPT_COOKIEFILE, ""),
+                caFile == nil ? CURLE_OK : fr_curl_setopt_pointer(handle, CURLOPT_CAINFO, caPointer),
+              ]
+              if let failed = setup.first(where: { $0 != CURLE_OK }) { return failed }
+              return curl_easy_perform(handle)
+            }
+          }
+        }
+      }
+    }
+    // The error buffer and the body must not outlive this call inside the handle.
+    _ = fr_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
+    _ = fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil)
+
+    guard code == CURLE_OK else {
+      let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+      throw Self.error(code, url: url, reason: reason, timeout: timeout, caFile: caFile)
+    }
+    var status = 0
+    _ = fr_curl_response_code(handle, &status)
+    return HTTPResponse(status: status, body: sink.bytes)
+  }
+
+  static func error(_ code: CURLcode, url: String, reason: String, timeout: Double, caFile: String?) -> HTTPError {
+    switch code {
+    case CURLE_OPERATION_TIMEDOUT:
+      return .timedOut(url: url, seconds: timeout)
+    case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR,
+      CURLE_RECV_ERROR, CURLE_GOT_NOTHING:
+      return .cannotConnect(url: url, reason: reason)
+    case CURLE_SSL_CACERT_BADFILE:
+      return .badCAFile(path: caFile ?? "(system store)", reason: reason)
+    case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+      CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+      return .tls(url: url, reason: reason)
+    default:
+      return .failed(url: url, reason: reason)
+    }
+  }
+}
+
+/// Collects the body libcurl hands to the write callback.
+private final class ResponseSink {
+  var bytes: [UInt8] = []
+}

@@ -1,0 +1,170 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import ArgumentParser
+import Collectors
+import Journey
+import JourneyHTTP
+import ProfileCLI
+import ProfileJSON
+
+/// `fr-profile journey`: its own executable, which `fr-profile journey …` execs, so that
+/// `collect` never loads libcurl.
+@main
+struct JourneyCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fr-profile journey",
+    abstract: "Walk a PingAM / Advanced Identity Cloud authentication journey from this machine.",
+    discussion: """
+      Starts the tree (POST <server>/json/realms/root[/realms/<realm>]/authenticate?\
+      authIndexType=service&authIndexValue=<tree>, header Accept-API-Version: resource=2.1, \
+      protocol=1.0) and answers each step until AM ends the journey:
+        NameCallback          --user, or a prompt on the terminal
+        PasswordCallback      --password-stdin, or a prompt on the terminal without echo
+        TextOutputCallback    the message on stderr
+        ChoiceCallback,
+        ConfirmationCallback  the next --choice, or a prompt on the terminal
+        DeviceProfileCallback this machine's profile, as `fr-profile collect` makes it
+      On success prints the session token (tokenId), or AM's whole success JSON with --json. \
+      Any other callback type stops the journey with an error naming it. Prompts use the \
+      controlling terminal (/dev/tty), never stdin or stdout. Passwords and the device key \
+      are never printed.
+
+      TLS is always verified: against the system CAs, or only against the CAs in --cacert.
+
+      EXIT CODES:
+        0   success: the token (or --json body) is on stdout
+        1   AM refused the login (HTTP 401); AM's message is on stderr
+        2   the journey asks for something fr-profile cannot answer (an unsupported callback \
+      type, or a prompt with no terminal and no option given)
+        64  usage error
+        65  bad data (empty password on stdin, corrupt key, invalid location)
+        66  an input file (--cacert, --location-file) is missing or unreadable
+        67  TLS failed: the server's certificate is not trusted (see --cacert)
+        68  cannot connect: unknown host, connection refused or dropped
+        69  fr-profile-journey is not installed next to fr-profile
+        73, 74, 77, 78  as for `fr-profile collect` (state directory and key)
+        75  timed out: no response within --timeout
+        76  the server's answer is not an AM authenticate response
+
+      EXAMPLES:
+        fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
+        printf '%s' "$PASSWORD" | fr-profile journey --server https://am.example.com/am --realm alpha \\
+            --tree Login --user demo --password-stdin --json
+        fr-profile journey --server https://am.internal:8443/am --realm root --tree Login \\
+            --cacert /etc/ssl/private-ca.pem --choice 0 --latitude 52.52 --longitude 13.405
+      """,
+    version: frProfileVersion
+  )
+
+  @OptionGroup var options: ProfileOptions
+
+  @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
+  var server: String
+
+  @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
+  var realm: String
+
+  @Option(help: ArgumentHelp("The tree (journey) to start.", valueName: "NAME"))
+  var tree: String
+
+  @Option(help: ArgumentHelp("The user name for NameCallback (else asked on the terminal).", valueName: "NAME"))
+  var user: String?
+
+  @Flag(name: .customLong("password-stdin"), help: "Read the password for PasswordCallback from stdin (one trailing newline is dropped).")
+  var passwordStdin = false
+
+  @Option(
+    name: .customLong("choice"),
+    help: ArgumentHelp("Answer the next ChoiceCallback or ConfirmationCallback with option N (0-based); repeat for several.", valueName: "N"))
+  var choices: [Int] = []
+
+  @Option(help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"))
+  var cacert: String?
+
+  @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
+  var timeout: Double = 30
+
+  @Flag(help: "Print AM's whole success JSON instead of the token alone.")
+  var json = false
+
+  func validate() throws {
+    guard server.hasPrefix("https://") || server.hasPrefix("http://") else {
+      throw ValidationError("--server must be an http:// or https:// URL, e.g. https://am.example.com/am.")
+    }
+    guard !tree.isEmpty else { throw ValidationError("--tree needs a tree name.") }
+    guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
+    if choices.contains(where: { $0 < 0 }) { throw ValidationError("--choice takes an option index: 0, 1, 2, …") }
+  }
+
+  func run() throws {
+    try reportingFailures {
+      let settings = options.settings
+      _ = try settings.systemSource()
+      if let cacert, access(cacert, R_OK) != 0 {
+        throw Failure(code: 66, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+      }
+      let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
+      let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
+      let client = HTTPClient(timeout: timeout, caFile: cacert)
+      let endpoint = AuthenticateEndpoint(server: server, realm: realm, tree: tree)
+      let headers = [
+        AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
+        "User-Agent: fr-profile/\(frProfileVersion)",
+      ]
+      let walker = JourneyWalker(
+        post: { url, body in
+          if settings.verbose { detail("POST \(url)") }
+          let response = try client.post(url, headers: headers, body: body)
+          if settings.verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
+          return (response.status, response.body)
+        },
+        answer: { step in try answerer.answer(&step) })
+
+      let outcome: JourneyOutcome
+      do {
+        outcome = try walker.walk(endpoint)
+      } catch let error as HTTPError {
+        throw Failure(code: Self.exitCode(error), error.description)
+      } catch let error as JourneyError {
+        if case .unsupportedCallback = error { throw Failure(code: StepAnswerer.cannotAnswer, error.description + ".") }
+        throw Failure(code: 76, error.description + ".")
+      }
+      switch outcome {
+      case .success(let body):
+        if json {
+          try printOutput(JSONWriter.compact(.object(body)) + "\n")
+        } else if let token = body["tokenId"]?.stringValue {
+          try printOutput(token + "\n")
+        } else {
+          note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
+        }
+      case .failure(let message, _):
+        throw Failure(code: 1, "authentication failed: \(message)")
+      }
+    }
+  }
+
+  static func exitCode(_ error: HTTPError) -> Int32 {
+    switch error {
+    case .timedOut: 75
+    case .cannotConnect, .failed: 68
+    case .tls: 67
+    case .badCAFile: 66
+    }
+  }
+
+  /// The password piped on stdin, without one trailing newline; empty is an error.
+  static func passwordFromStandardInput() throws -> String {
+    var bytes = readStandardInput()
+    if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+    if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+    guard !bytes.isEmpty else { throw Failure(code: 65, "--password-stdin: standard input holds no password.") }
+    guard let password = String(validating: bytes, as: UTF8.self) else {
+      throw Failure(code: 65, "--password-stdin: the password is not UTF-8.")
+    }
+    return password
+  }
+}

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import ProfileCLI
+
+/// The controlling terminal, for prompts: questions go to it and answers come from it, so
+/// stdin and stdout stay free for `--password-stdin` and the token.
+final class Terminal {
+  private let fd: Int32
+
+  /// The terminal, or nil when the process has none (a service, a pipeline under cron).
+  init?() {
+    let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+    guard fd >= 0 else { return nil }
+    self.fd = fd
+  }
+
+  deinit { close(fd) }
+
+  func write(_ text: String) {
+    _ = writeAll(fd, Array(text.utf8))
+  }
+
+  /// Shows `prompt` and reads one line; with `echo` false the typed characters are not shown
+  /// (echo is restored even if reading fails). Nil at end of input.
+  func readLine(prompt: String, echo: Bool = true) -> String? {
+    write(prompt)
+    var saved = termios()
+    let canHide = tcgetattr(fd, &saved) == 0
+    if !echo && canHide {
+      var quiet = saved
+      quiet.c_lflag &= ~tcflag_t(ECHO)
+      quiet.c_lflag |= tcflag_t(ECHONL)
+      tcsetattr(fd, TCSAFLUSH, &quiet)
+    }
+    defer { if !echo && canHide { tcsetattr(fd, TCSAFLUSH, &saved) } }
+    var line: [UInt8] = []
+    var byte: UInt8 = 0
+    while true {
+      let count = read(fd, &byte, 1)
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
+      if byte == UInt8(ascii: "\n") { break }
+      line.append(byte)
+    }
+    if line.last == UInt8(ascii: "\r") { line.removeLast() }
+    return String(decoding: line, as: UTF8.self)
+  }
+}
+
+/// All of standard input, as bytes.
+func readStandardInput() -> [UInt8] {
+  var data: [UInt8] = []
+  var buffer = [UInt8](repeating: 0, count: 4096)
+  while true {
+    let count = read(0, &buffer, buffer.count)
+    if count < 0 && errno == EINTR { continue }
+    if count <= 0 { break }
+    data.append(contentsOf: buffer[0..<count])
+  }
+  return data
+}
