@@ -44,6 +44,8 @@ public enum CallbackRequest: Sendable, Equatable {
       switch callback.output(name) {
       case nil: return fallback
       case .number(let value)? where value == value.rounded() && abs(value) < 1e9: return Int(value)
+      // AM sends TextOutputCallback's messageType as a string ("0").
+      case .string(let value)? where Int(value) != nil: return Int(value)!
       default: throw .malformedCallback(index: index, reason: "\(type) output \"\(name)\" is not an integer")
       }
     }

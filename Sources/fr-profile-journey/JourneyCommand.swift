@@ -113,6 +113,8 @@ struct JourneyCommand: ParsableCommand {
       let headers = [
         AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
         "User-Agent: fr-profile/\(frProfileVersion)",
+        // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
+        "Expect:",
       ]
       let walker = JourneyWalker(
         post: { url, body in
