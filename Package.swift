@@ -44,6 +44,7 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
+    .testTarget(name: "JourneyTests", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile"]),
     .testTarget(name: "CLITests", dependencies: ["ProfileJSON"], exclude: ["Fixtures"]),
