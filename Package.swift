@@ -72,6 +72,7 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
+    .testTarget(name: "JourneyTests", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
     // CLITests also runs `fr-profile journey` against an in-process AM test server

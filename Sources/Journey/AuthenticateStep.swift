@@ -59,6 +59,11 @@ public struct Callback: Sendable, Equatable {
   public var index: Int
   public var json: JSON
 
+  public init(index: Int, json: JSON) {
+    self.index = index
+    self.json = json
+  }
+
   public var type: String? { json["type"]?.stringValue }
 
   /// The value of the output named `name`, if present.

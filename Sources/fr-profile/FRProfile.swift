@@ -28,7 +28,7 @@ struct FRProfile: ParsableCommand {
         fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
       """,
     version: frProfileVersion,
-    subcommands: [Collect.self, Identifier.self, Tamper.self, JourneyLauncher.self]
+    subcommands: [Collect.self, Identifier.self, Tamper.self, Callback.self, JourneyLauncher.self]
   )
 
   static func main() {

@@ -85,7 +85,7 @@ import Testing
     let result = try run(["collect", "--location", "--state-dir", state])
     #expect(result.status == 0)
     #expect(!result.stdout.contains("\"location\""))
-    #expect(result.stderr.contains("no position configured"))
+    #expect(result.stderr.contains("no position is configured"))
   }
 
   @Test("bad input gets its exit code and a one-line error", arguments: [

@@ -4,7 +4,7 @@ import ProfileJSON
 @Suite struct JSONParserTests {
   @Test func parsesEveryValueKind() throws {
     let value = try JSONParser.parse(#" {"a": [1, -2.5e1, true, false, null, "x"], "b": {}} "#)
-    #expect(value == ["a": [1, -25, true, false, nil, "x"], "b": [:]])
+    #expect(value == ["a": [1, -25, true, false, .null, "x"], "b": [:]])
   }
 
   @Test func keepsMemberOrder() throws {

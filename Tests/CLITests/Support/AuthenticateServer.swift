@@ -75,6 +75,9 @@ final class AuthenticateServer: @unchecked Sendable {
   var receivedProfiles: [JSON] { lock.withLock { profiles } }
 
   init(_ configuration: Configuration = Configuration()) throws {
+    // A client that hangs up mid-answer (a refused certificate, a timeout) must not kill or
+    // interrupt the test process with SIGPIPE.
+    signal(SIGPIPE, SIG_IGN)
     self.configuration = configuration
     if let tls = configuration.tls {
       guard let context = SSL_CTX_new(TLS_server_method()),
@@ -85,7 +88,7 @@ final class AuthenticateServer: @unchecked Sendable {
     } else {
       context = nil
     }
-    listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard listener >= 0 else { throw ServerError("socket: \(errno)") }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -99,6 +102,7 @@ final class AuthenticateServer: @unchecked Sendable {
     _ = withUnsafeMutablePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
     }
+    self.listener = listener
     port = UInt16(bigEndian: address.sin_port)
     done.enter()
     Thread.detachNewThread { [self] in acceptLoop() }
@@ -118,11 +122,12 @@ final class AuthenticateServer: @unchecked Sendable {
   private func acceptLoop() {
     defer { done.leave() }
     while !isStopped {
-      let client = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+      let client = accept(listener, nil, nil)
       if client < 0 {
         if errno == EINTR { continue }
         return
       }
+      _ = fcntl(client, F_SETFD, FD_CLOEXEC)
       Thread.detachNewThread { [self] in serve(client) }
     }
   }
@@ -164,7 +169,7 @@ final class AuthenticateServer: @unchecked Sendable {
         let count = bytes.withUnsafeBytes { raw -> Int in
           let start = raw.baseAddress! + offset
           if let ssl { return Int(SSL_write(ssl, start, Int32(raw.count - offset))) }
-          return Glibc.write(fd, start, raw.count - offset)
+          return send(fd, start, raw.count - offset, Int32(MSG_NOSIGNAL))
         }
         if count <= 0 { return }
         offset += count
