@@ -119,8 +119,16 @@ final class AuthenticateServer: @unchecked Sendable {
 
   private var isStopped: Bool { lock.withLock { stopped } }
 
+  /// Server threads take no signals (a test's SIGCHLD would interrupt their reads).
+  private static func blockSignals() {
+    var all = sigset_t()
+    sigfillset(&all)
+    pthread_sigmask(SIG_BLOCK, &all, nil)
+  }
+
   private func acceptLoop() {
     defer { done.leave() }
+    Self.blockSignals()
     while !isStopped {
       let client = accept(listener, nil, nil)
       if client < 0 {
@@ -138,18 +146,18 @@ final class AuthenticateServer: @unchecked Sendable {
   private final class Stream {
     let fd: Int32
     let ssl: OpaquePointer?
-    init?(fd: Int32, context: OpaquePointer?) {
+    /// False when the TLS handshake failed (the client refused the certificate).
+    private(set) var ready = true
+    init(fd: Int32, context: OpaquePointer?) {
       self.fd = fd
-      guard let context else {
-        ssl = nil
-        return
-      }
-      guard let ssl = SSL_new(context) else { return nil }
-      self.ssl = ssl
-      SSL_set_fd(ssl, fd)
-      if SSL_accept(ssl) != 1 {
-        SSL_free(ssl)
-        return nil
+      ssl = context.flatMap { SSL_new($0) }
+      if context != nil {
+        guard let ssl else {
+          ready = false
+          return
+        }
+        SSL_set_fd(ssl, fd)
+        ready = SSL_accept(ssl) == 1
       }
     }
     deinit {
@@ -178,12 +186,11 @@ final class AuthenticateServer: @unchecked Sendable {
   }
 
   private func serve(_ fd: Int32) {
+    Self.blockSignals()
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    guard let stream = Stream(fd: fd, context: context) else {
-      close(fd)
-      return
-    }
+    let stream = Stream(fd: fd, context: context)
+    guard stream.ready else { return }
     guard let request = readRequest(stream) else { return }
     lock.withLock { recorded.append(request) }
     if case .hang = configuration.behaviour {

@@ -40,18 +40,31 @@ func run(
   let group = DispatchGroup()
   group.enter()
   DispatchQueue.global().async {
-    errData = errPipe.fileHandleForReading.readDataToEndOfFile()
+    errData = readToEnd(errPipe.fileHandleForReading.fileDescriptor)
     group.leave()
   }
   if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
   try? inPipe.fileHandleForWriting.close()
-  let outData = outPipe.fileHandleForReading.readDataToEndOfFile()
+  let outData = readToEnd(outPipe.fileHandleForReading.fileDescriptor)
   group.wait()
   process.waitUntilExit()
   return RunResult(
     status: process.terminationStatus,
     stdout: String(decoding: outData, as: UTF8.self),
     stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// All bytes from `fd` until end of file. FileHandle.readDataToEndOfFile traps on EINTR, which
+/// the SIGCHLD of a concurrent test's child can cause.
+func readToEnd(_ fd: Int32) -> Data {
+  var data = Data()
+  var buffer = [UInt8](repeating: 0, count: 65536)
+  while true {
+    let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    if count < 0 && errno == EINTR { continue }
+    if count <= 0 { return data }
+    data.append(contentsOf: buffer[0..<count])
+  }
 }
 
 /// A fresh temporary directory, removed by the caller with `removeTemporaryDirectory`.
