@@ -26,14 +26,19 @@ let package = Package(
     .target(
       name: "Collectors",
       dependencies: [
+        "CUdev",
         "ProfileJSON",
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
+    // libudev (displays, cameras, bluetooth); only Collectors/System/Udev.swift imports it.
+    .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
-    .testTarget(name: "CLITests", dependencies: ["ProfileJSON"]),
+    .testTarget(name: "CLITests", dependencies: ["ProfileJSON"], exclude: ["Fixtures"]),
+    // Collector rules over fixed device lists, parsers over raw input, fixture machine trees.
+    .testTarget(name: "CollectorsTests", dependencies: ["Collectors", "ProfileJSON"], exclude: ["Fixtures"]),
   ]
 )

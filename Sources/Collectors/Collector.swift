@@ -16,10 +16,17 @@ public protocol DeviceCollector: Sendable {
 public struct CollectionContext: Sendable {
   public var system: SystemSource
   public var diagnostics: Diagnostics
+  /// Where device lists come from (displays, cameras, bluetooth adapters).
+  public var devices: any DeviceEnumerating
 
-  public init(system: SystemSource, diagnostics: Diagnostics = Diagnostics()) {
+  /// `devices` defaults to libudev on the live machine and to a sysfs walk below a fixture root
+  /// (libudev cannot be pointed at one).
+  public init(
+    system: SystemSource, diagnostics: Diagnostics = Diagnostics(), devices: (any DeviceEnumerating)? = nil
+  ) {
     self.system = system
     self.diagnostics = diagnostics
+    self.devices = devices ?? (system.isLive ? LibudevEnumerator() : SysfsEnumerator(system: system))
   }
 }
 
