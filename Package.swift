@@ -36,9 +36,14 @@ let package = Package(
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
+    .testTarget(
+      name: "CollectorsTests",
+      dependencies: ["Collectors", "ProfileJSON"],
+      exclude: ["Fixtures"]
+    ),
+    // The executable's own logic (the collect fast path against ArgumentParser).
+    .testTarget(name: "FRProfileTests", dependencies: ["fr-profile"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
     .testTarget(name: "CLITests", dependencies: ["ProfileJSON"], exclude: ["Fixtures"]),
-    // Collector rules over fixed device lists, parsers over raw input, fixture machine trees.
-    .testTarget(name: "CollectorsTests", dependencies: ["Collectors", "ProfileJSON"], exclude: ["Fixtures"]),
   ]
 )

@@ -1,7 +1,8 @@
 /// A JSON value with JavaScript's data model: every number is an IEEE double, objects keep
 /// their members in document (insertion) order, and `null` is a value distinct from absence.
 ///
-/// Collectors build profiles with literals (`["cpu": 4, "manufacturer": "Dell Inc."]`);
+/// Collectors build profiles with literals (`["cpu": 4, "manufacturer": "Dell Inc."]`); there is
+/// deliberately no `nil` literal: `nil` must mean "absent" (Optional), never JSON `null`.
 /// the matcher reads stored and incoming profiles into the same type.
 public enum JSON: Sendable, Equatable {
   case null
@@ -76,8 +77,7 @@ extension JSON {
 }
 
 extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
-  ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral,
-  ExpressibleByNilLiteral
+  ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
   public init(stringLiteral value: String) { self = .string(value) }
   public init(integerLiteral value: Int) { self = .number(Double(value)) }
@@ -87,7 +87,6 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
   public init(dictionaryLiteral elements: (String, JSON)...) {
     self = .object(JSONObject(elements.map { (key: $0.0, value: $0.1) }))
   }
-  public init(nilLiteral: ()) { self = .null }
 }
 
 extension JSONObject: ExpressibleByDictionaryLiteral {

@@ -1,11 +1,44 @@
 import ArgumentParser
+import Collectors
 
 @main
 struct FRProfile: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "fr-profile",
     abstract: "A Linux device-profiling client for PingAM / ForgeRock journeys.",
-    version: "0.1.0",
-    subcommands: []
+    discussion: """
+      Prints this machine's device profile in the shape the ForgeRock SDKs send to a journey's \
+      DeviceProfileCallback, with a persistent key-derived identifier and a tamper score.
+
+      EXIT CODES:
+        0   success
+        64  usage error (bad flags or arguments)
+        65  bad data (corrupt key, invalid location value)
+        66  an input file is missing or unreadable
+        73  cannot create the state directory, the key or the output file
+        74  I/O error
+        77  permission problem (key or state directory mode/owner)
+        78  configuration error (no state directory could be determined)
+
+      EXAMPLES:
+        fr-profile collect --pretty
+        fr-profile identifier
+        fr-profile tamper
+      """,
+    version: frProfileVersion,
+    subcommands: [Collect.self, Identifier.self, Tamper.self]
   )
+
+  static func main() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if let request = FastCollect.parse(arguments) {
+      do {
+        try request.perform()
+      } catch {
+        exit(withError: error)
+      }
+      return
+    }
+    main(arguments)
+  }
 }

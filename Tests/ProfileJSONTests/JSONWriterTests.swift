@@ -14,7 +14,7 @@ import ProfileJSON
   }
 
   @Test func keepsMemberOrderAndEscapes() {
-    let value: JSON = ["b": 1, "a": ["x": "q\"\\\n\u{01}é", "n": nil, "t": true], "e": [], "o": [:]]
+    let value: JSON = ["b": 1, "a": ["x": "q\"\\\n\u{01}é", "n": .null, "t": true], "e": [], "o": [:]]
     #expect(JSONWriter.compact(value) == #"{"b":1,"a":{"x":"q\"\\\n\u0001é","n":null,"t":true},"e":[],"o":{}}"#)
   }
 

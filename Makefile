@@ -1,0 +1,66 @@
+# fr-profile — the two commands of the README, plus install and bench.
+#   make run    install missing system packages, build the release binary, run `fr-profile collect`
+#   make test   install what the tests need, run the whole test suite
+SHELL := /bin/bash
+SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
+PREFIX ?= /usr/local
+STATIC := .build-static
+BIN := $(STATIC)/release/fr-profile
+ARGS ?=
+
+# Debian packages each goal needs (installed only when missing).
+PKGS_BUILD := libudev-dev pkg-config
+PKGS_TEST := $(PKGS_BUILD) umockdev util-linux
+PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time
+
+# The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,
+# no PIE, static libgcc and libstdc++ (via a linker script on the -L path); libc, libm and
+# libudev stay dynamic.
+RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib \
+  -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
+  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx
+
+.PHONY: run test build release install bench deps-build deps-test deps-bench clean
+
+define ensure_packages
+	@missing=""; for p in $(1); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	fi
+endef
+
+deps-build:
+	$(call ensure_packages,$(PKGS_BUILD))
+
+deps-test:
+	$(call ensure_packages,$(PKGS_TEST))
+
+deps-bench:
+	$(call ensure_packages,$(PKGS_BENCH))
+
+run: release
+	$(BIN) collect $(ARGS)
+
+release: deps-build
+	@mkdir -p $(STATIC)/stdcxx
+	@echo "INPUT($$(gcc -print-file-name=libstdc++.a))" > $(STATIC)/stdcxx/libstdc++.so
+	$(SWIFT) build $(RELEASE_FLAGS)
+
+build: deps-build
+	$(SWIFT) build
+
+test: deps-test
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fr-profile
+
+bench: deps-bench release
+	python3 bench/collect_bench.py --binary $(BIN)
+
+clean:
+	rm -rf .build $(STATIC)

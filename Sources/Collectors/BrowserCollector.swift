@@ -1,0 +1,29 @@
+import ProfileJSON
+
+/// The version of fr-profile, reported in the user agent and by `fr-profile --version`.
+public let frProfileVersion = "0.1.0"
+
+/// The "browser" section: the client's user agent.
+public struct BrowserCollector: DeviceCollector {
+  public let name = "browser"
+  /// Replaces the generated user agent (`--user-agent`, for embedders that want their own).
+  public var userAgent: String?
+
+  public init(userAgent: String? = nil) {
+    self.userAgent = userAgent
+  }
+
+  public func collect(_ context: CollectionContext) -> JSON? {
+    // "userAgent" ← fr-profile/<version> (<os-release PRETTY_NAME>; <uname machine>)
+    ["userAgent": .string(userAgent ?? Self.defaultUserAgent(context.system))]
+  }
+
+  /// "fr-profile/0.1.0 (Debian GNU/Linux 12 (bookworm); x86_64)". The machine comes from
+  /// /proc/sys/kernel/arch (Linux ≥ 6.1, and fixture trees) or `uname`.
+  public static func defaultUserAgent(_ system: SystemSource) -> String {
+    let osRelease = readOSRelease(system)
+    let osName = meaningful(osRelease["PRETTY_NAME"]) ?? meaningful(osRelease["NAME"]) ?? "Linux"
+    let details = [osName, system.readLine("/proc/sys/kernel/arch") ?? system.unameMachine()].compactMap { $0 }
+    return "fr-profile/\(frProfileVersion) (\(details.joined(separator: "; ")))"
+  }
+}

@@ -1,0 +1,81 @@
+import ProfileJSON
+
+/// A position the user configured. fr-profile never invents one: no GPS, no IP geolocation.
+public struct Location: Sendable, Equatable {
+  public var latitude: Double
+  public var longitude: Double
+
+  /// Checks the ranges: latitude −90…90, longitude −180…180, both finite.
+  public init(latitude: Double, longitude: Double, source: String) throws(LocationError) {
+    guard latitude.isFinite, (-90...90).contains(latitude) else {
+      throw .invalid(source: source, reason: "latitude \(latitude) is outside -90…90")
+    }
+    guard longitude.isFinite, (-180...180).contains(longitude) else {
+      throw .invalid(source: source, reason: "longitude \(longitude) is outside -180…180")
+    }
+    self.latitude = latitude
+    self.longitude = longitude
+  }
+
+  /// `{"latitude": …, "longitude": …}` as the SDKs send it.
+  public var json: JSON { ["latitude": .number(latitude), "longitude": .number(longitude)] }
+
+  /// Parses "52.52,13.405" (spaces allowed around either number).
+  public static func parse(_ text: String, source: String) throws(LocationError) -> Location {
+    let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { trimmed($0) }
+    guard parts.count == 2 else {
+      throw .invalid(source: source, reason: "expected \"LATITUDE,LONGITUDE\", e.g. \"52.52,13.405\", got \"\(text)\"")
+    }
+    guard let latitude = parseCoordinate(parts[0]) else { throw .invalid(source: source, reason: "latitude \"\(parts[0])\" is not a number") }
+    guard let longitude = parseCoordinate(parts[1]) else { throw .invalid(source: source, reason: "longitude \"\(parts[1])\" is not a number") }
+    return try Location(latitude: latitude, longitude: longitude, source: source)
+  }
+
+  /// A decimal number; "nan", "inf" and hex floats, which `Double(_:)` accepts, are refused.
+  static func parseCoordinate(_ text: String) -> Double? {
+    guard !text.isEmpty, text.allSatisfy({ $0.isNumber || "+-.eE".contains($0) }) else { return nil }
+    return Double(text)
+  }
+
+  /// The configured position, by precedence: `--latitude/--longitude`, then
+  /// `FR_PROFILE_LOCATION="lat,lon"`, then the location file (first line that is not a comment).
+  /// Returns nil when none is configured; a configured but invalid value is an error.
+  public static func configured(
+    latitude: Double?, longitude: Double?, environment: [String: String], file: String?, fileRequired: Bool
+  ) throws(LocationError) -> (location: Location, source: String)? {
+    if let latitude, let longitude {
+      return (try Location(latitude: latitude, longitude: longitude, source: "--latitude/--longitude"), "flags")
+    }
+    if let value = environment["FR_PROFILE_LOCATION"], !trimmed(value).isEmpty {
+      return (try parse(value, source: "FR_PROFILE_LOCATION"), "FR_PROFILE_LOCATION")
+    }
+    guard let file else { return nil }
+    guard let text = SystemSource(root: "/", environment: [:]).readText(file, limit: 65536) else {
+      if fileRequired { throw .unreadable(path: file) }
+      return nil
+    }
+    let lines = text.split(separator: "\n").map { trimmed($0) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    guard let line = lines.first else { throw .invalid(source: file, reason: "no \"LATITUDE,LONGITUDE\" line") }
+    return (try parse(line, source: file), file)
+  }
+}
+
+public enum LocationError: Error, CustomStringConvertible, Equatable {
+  case invalid(source: String, reason: String)
+  case unreadable(path: String)
+
+  public var description: String {
+    switch self {
+    case .invalid(let source, let reason): "invalid location in \(source): \(reason)."
+    case .unreadable(let path): "cannot read the location file \(path). Check the path, or drop --location-file."
+    }
+  }
+
+  /// EX_DATAERR for a bad value, EX_NOINPUT for a missing file.
+  public var exitCode: Int32 {
+    switch self {
+    case .invalid: 65
+    case .unreadable: 66
+    }
+  }
+}

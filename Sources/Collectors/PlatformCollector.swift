@@ -1,0 +1,202 @@
+import ProfileJSON
+
+/// The "platform" section: what the OS and the machine call themselves.
+public struct PlatformCollector: DeviceCollector {
+  public let name = "platform"
+  /// The tamper detectors whose maximum becomes `jailBreakScore`.
+  public var detectors: [any TamperDetector]
+
+  public init(detectors: [any TamperDetector] = TamperScore.defaultDetectors) {
+    self.detectors = detectors
+  }
+
+  public func collect(_ context: CollectionContext) -> JSON? {
+    let system = context.system
+    let osRelease = readOSRelease(system)
+    let machineInfo = system.readText("/etc/machine-info").map(parseKeyValueFile) ?? [:]
+    let identity = MachineIdentity.read(context)
+    var section = SectionBuilder()
+    // "platform" ← always "Linux" (Android sends "Android", iOS "iOS")
+    section.set("platform", "Linux")
+    // "version" ← os-release VERSION_ID, a string as iOS sends it ("12", "24.04")
+    section.set("version", meaningful(osRelease["VERSION_ID"]))
+    // "device" ← chassis as hostnamectl names it (machine-info CHASSIS, container/VM, DMI, ACPI, device tree)
+    section.set("device", chassis(context, machineInfo: machineInfo))
+    // "deviceName" ← machine-info PRETTY_HOSTNAME, else the kernel hostname
+    section.set("deviceName", meaningful(machineInfo["PRETTY_HOSTNAME"]) ?? system.readLine("/proc/sys/kernel/hostname"))
+    // "model" ← DMI product (Lenovo: product_version), else device-tree model
+    section.set("model", identity.model)
+    // "brand" ← DMI sys_vendor / board_vendor, else the device-tree vendor
+    section.set("brand", identity.vendor)
+    // "locale" ← LC_ALL > LC_MESSAGES > LANG, then /etc/locale.conf, /etc/default/locale; as en_US
+    section.set("locale", locale(system))
+    // "timeZone" ← TZ, the /etc/localtime link, or /etc/timezone
+    section.set("timeZone", timeZone(system))
+    // "jailBreakScore" ← max over the tamper detectors, 0…1
+    section.set("jailBreakScore", JSON.number(TamperScore.evaluate(detectors, context).score))
+    return section.value
+  }
+}
+
+/// os-release, from /etc or its fallback location /usr/lib (os-release(5)).
+func readOSRelease(_ system: SystemSource) -> [String: String] {
+  let text = system.readText("/etc/os-release") ?? system.readText("/usr/lib/os-release")
+  return text.map(parseKeyValueFile) ?? [:]
+}
+
+// MARK: - device (chassis)
+
+func chassis(_ context: CollectionContext, machineInfo: [String: String]) -> String? {
+  if let configured = meaningful(machineInfo["CHASSIS"]) { return configured }
+  switch context.facts.virtualization {
+  case .container: return "container"
+  case .vm: return "vm"
+  case .none: break
+  }
+  let system = context.system
+  if let type = system.readLine("/sys/class/dmi/id/chassis_type").flatMap({ Int($0) }),
+    let name = chassisName(dmiType: type)
+  {
+    return name
+  }
+  if let profile = system.readLine("/sys/firmware/acpi/pm_profile").flatMap({ Int($0) }),
+    let name = chassisName(acpiProfile: profile)
+  {
+    return name
+  }
+  if let bytes = system.readBytes("/proc/device-tree/chassis-type", limit: 256),
+    let type = parseDeviceTreeStrings(bytes).first,
+    ["laptop", "desktop", "server", "tablet", "convertible", "handset", "embedded", "watch"].contains(type)
+  {
+    return type
+  }
+  return nil
+}
+
+/// SMBIOS chassis type (DMI `chassis_type`) → hostnamectl's chassis, as systemd-hostnamed maps it.
+public func chassisName(dmiType: Int) -> String? {
+  switch dmiType {
+  case 0x03, 0x04, 0x06, 0x07, 0x0D, 0x23, 0x24: "desktop"
+  case 0x08, 0x09, 0x0A, 0x0E: "laptop"
+  case 0x0B: "handset"
+  case 0x11, 0x17, 0x1C, 0x1D: "server"
+  case 0x1E: "tablet"
+  case 0x1F, 0x20: "convertible"
+  case 0x21, 0x22: "embedded"
+  default: nil
+  }
+}
+
+/// ACPI preferred power-management profile (/sys/firmware/acpi/pm_profile) → chassis.
+public func chassisName(acpiProfile: Int) -> String? {
+  switch acpiProfile {
+  case 1, 3, 6: "desktop"
+  case 2: "laptop"
+  case 4, 5, 7: "server"
+  case 8: "tablet"
+  default: nil
+  }
+}
+
+// MARK: - model and vendor
+
+/// The machine's maker and model, from DMI on PCs and servers, from the device tree on boards.
+struct MachineIdentity {
+  var vendor: String?
+  var model: String?
+
+  static func read(_ context: CollectionContext) -> MachineIdentity {
+    let system = context.system
+    func dmi(_ field: String) -> String? { meaningful(system.readLine("/sys/class/dmi/id/\(field)")) }
+    let vendor = dmi("sys_vendor") ?? dmi("board_vendor")
+    if vendor != nil || dmi("product_name") != nil {
+      // Lenovo keeps the marketing name in product_version ("ThinkPad X1 Carbon Gen 9") and a
+      // machine-type code in product_name ("20XW0026GE"); udev's hwdb (20-dmi-id) makes
+      // hostnamectl show product_version for them, and so do we.
+      let lenovoVersion = vendor?.uppercased() == "LENOVO" ? dmi("product_version") : nil
+      return MachineIdentity(vendor: vendor, model: lenovoVersion ?? dmi("product_name") ?? dmi("product_family") ?? dmi("board_name"))
+    }
+    let model = system.readBytes("/proc/device-tree/model", limit: 512).flatMap { parseDeviceTreeStrings($0).first }
+    let compatible = system.readBytes("/proc/device-tree/compatible", limit: 1024).map(parseDeviceTreeStrings) ?? []
+    return MachineIdentity(vendor: compatible.first.flatMap(deviceTreeVendor), model: meaningful(model))
+  }
+}
+
+/// Device-tree vendor prefixes (Documentation/devicetree/bindings/vendor-prefixes.yaml) → names.
+private let deviceTreeVendors: [String: String] = [
+  "raspberrypi": "Raspberry Pi", "brcm": "Broadcom", "rockchip": "Rockchip", "allwinner": "Allwinner",
+  "nvidia": "NVIDIA", "qcom": "Qualcomm", "pine64": "Pine64", "hardkernel": "Hardkernel", "radxa": "Radxa",
+  "friendlyarm": "FriendlyElec", "fsl": "NXP", "nxp": "NXP", "ti": "Texas Instruments", "amlogic": "Amlogic",
+  "xunlong": "Xunlong", "beagle": "BeagleBoard.org", "starfive": "StarFive", "sifive": "SiFive",
+  "mediatek": "MediaTek", "samsung": "Samsung", "apple": "Apple", "toradex": "Toradex", "st": "STMicroelectronics",
+]
+
+/// The vendor of a device-tree `compatible` entry such as "raspberrypi,4-model-b".
+public func deviceTreeVendor(_ compatible: String) -> String? {
+  guard let comma = compatible.firstIndex(of: ","), comma > compatible.startIndex else { return nil }
+  let prefix = String(compatible[..<comma])
+  return deviceTreeVendors[prefix] ?? prefix
+}
+
+// MARK: - locale and time zone
+
+func locale(_ system: SystemSource) -> String? {
+  for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+    if let value = system.environment[variable], !value.isEmpty { return normalizeLocale(value) }
+  }
+  for file in ["/etc/locale.conf", "/etc/default/locale"] {
+    guard let settings = system.readText(file).map(parseKeyValueFile) else { continue }
+    if let value = settings["LC_MESSAGES"] ?? settings["LANG"], !value.isEmpty { return normalizeLocale(value) }
+  }
+  return nil
+}
+
+/// "de_DE.UTF-8@euro" → "de_DE"; "C", "POSIX" and "C.UTF-8" name no language and give nil.
+public func normalizeLocale(_ value: String) -> String? {
+  let name = value.split(separator: ".", maxSplits: 1).first.map(String.init) ?? value
+  let base = name.split(separator: "@", maxSplits: 1).first.map(String.init) ?? name
+  if base.isEmpty || base == "C" || base == "POSIX" { return nil }
+  let valid = base.allSatisfy { $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "-") }
+  return valid ? base.replacingOccurrences(of: "-", with: "_") : nil
+}
+
+func timeZone(_ system: SystemSource) -> String? {
+  if let tz = system.environment["TZ"], !tz.isEmpty, let zone = ianaZone(fromTZ: tz) { return zone }
+  if let target = system.readLink("/etc/localtime"), let zone = ianaZone(fromPath: target) { return zone }
+  return system.readLine("/etc/timezone").flatMap(validZoneName)
+}
+
+/// The IANA name in a TZ value: ":Europe/Berlin", "Europe/Berlin", or a path into zoneinfo.
+/// POSIX rule strings such as "CET-1CEST" name no zone and give nil.
+public func ianaZone(fromTZ value: String) -> String? {
+  let text = value.hasPrefix(":") ? String(value.dropFirst()) : value
+  if text.hasPrefix("/") { return ianaZone(fromPath: text) }
+  return validZoneName(text)
+}
+
+/// "/usr/share/zoneinfo/Europe/Berlin" or "../usr/share/zoneinfo/Europe/Berlin" → "Europe/Berlin".
+public func ianaZone(fromPath path: String) -> String? {
+  let marker = Array("zoneinfo/".utf8)
+  let bytes = Array(path.utf8)
+  guard bytes.count > marker.count,
+    let start = (0...(bytes.count - marker.count)).first(where: { bytes[$0..<($0 + marker.count)].elementsEqual(marker) })
+  else { return nil }
+  var zone = String(decoding: bytes[(start + marker.count)...], as: UTF8.self)
+  for variant in ["posix/", "right/"] where zone.hasPrefix(variant) { zone.removeFirst(variant.count) }
+  return validZoneName(zone)
+}
+
+private func validZoneName(_ name: String) -> String? {
+  if name == "UTC" || name == "Etc/UTC" || name == "GMT" || name == "Universal" || name == "Zulu" { return name }
+  // IANA names are Area/Location (or a few single names); POSIX rules contain digits and signs.
+  let valid = !name.isEmpty && name.first!.isLetter
+    && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/_-+".contains($0)) }
+    && (name.contains("/") || !name.contains(where: { $0.isNumber }))
+  return valid ? name : nil
+}
+
+extension String {
+  fileprivate func replacingOccurrences(of target: Character, with replacement: Character) -> String {
+    String(map { $0 == target ? replacement : $0 })
+  }
+}

@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import ArgumentParser
+import Collectors
+
+/// A failure with its message and sysexits code. Commands throw it; `reportingFailures` prints
+/// the one-line message and exits with the code (ArgumentParser would exit 1 for any error).
+struct Failure: Error, CustomStringConvertible {
+  var code: Int32
+  var description: String
+
+  init(code: Int32, _ message: String) {
+    self.code = code
+    self.description = message
+  }
+
+  init(_ error: IdentityError) {
+    self.init(code: error.exitCode, error.description)
+  }
+}
+
+/// Runs `body`; a `Failure` becomes "fr-profile: error: …" on stderr and its exit code.
+func reportingFailures(_ body: () throws -> Void) throws {
+  do {
+    try body()
+  } catch let failure as Failure {
+    writeStandardError("fr-profile: error: \(failure.description)\n")
+    throw ExitCode(failure.code)
+  }
+}
+
+func writeStandardError(_ text: String) {
+  var bytes = Array(text.utf8)
+  _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }
+func detail(_ text: String) { writeStandardError("fr-profile: detail: \(text)\n") }
+
+/// Writes all of `bytes` to file descriptor `fd`.
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+  var written = 0
+  while written < bytes.count {
+    let result = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+    if result < 0 {
+      if errno == EINTR { continue }
+      return false
+    }
+    written += result
+  }
+  return true
+}
+
+/// Prints `text` to stdout; a closed or failing stdout is an I/O error (74).
+func printOutput(_ text: String) throws {
+  guard writeAll(1, Array(text.utf8)) else {
+    throw Failure(code: 74, "cannot write to standard output: \(String(cString: strerror(errno))).")
+  }
+}
+
+/// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename.
+/// A reader sees the old file or the new one, never a torn one.
+func writeFileAtomically(_ path: String, _ text: String) throws {
+  let slash = path.lastIndex(of: "/")
+  let directory = slash.map { String(path[..<$0]) } ?? "."
+  let temporary = (directory.isEmpty ? "" : directory) + "/.fr-profile.tmp.\(getpid())"
+  let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+  guard fd >= 0 else {
+    throw Failure(code: 73, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory exists and is writable.")
+  }
+  let ok = writeAll(fd, Array(text.utf8)) && fsync(fd) == 0
+  let code = errno
+  close(fd)
+  guard ok else {
+    unlink(temporary)
+    throw Failure(code: 74, "cannot write \(path): \(String(cString: strerror(code))).")
+  }
+  guard rename(temporary, path) == 0 else {
+    let code = errno
+    unlink(temporary)
+    throw Failure(code: 73, "cannot replace \(path): \(String(cString: strerror(code))).")
+  }
+}
+
+var standardOutputIsTerminal: Bool { isatty(1) != 0 }
