@@ -7,6 +7,7 @@ let package = Package(
     .executable(name: "fr-profile", targets: ["fr-profile"]),
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
+    .library(name: "Journey", targets: ["Journey"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -18,6 +19,7 @@ let package = Package(
       name: "fr-profile",
       dependencies: [
         "Collectors",
+        "Journey",
         "ProfileJSON",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
@@ -33,6 +35,9 @@ let package = Package(
     ),
     // libudev (displays, cameras, bluetooth); only Collectors/System/Udev.swift imports it.
     .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+    // AM's authenticate protocol for journey clients: steps, callbacks, answering
+    // DeviceProfileCallback. A layer above Collectors: collection knows nothing of AM.
+    .target(name: "Journey", dependencies: ["Collectors", "ProfileJSON"]),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
@@ -41,6 +46,7 @@ let package = Package(
       dependencies: ["Collectors", "ProfileJSON"],
       exclude: ["Fixtures"]
     ),
+    .testTarget(name: "JourneyTests", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.

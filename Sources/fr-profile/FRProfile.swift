@@ -26,7 +26,7 @@ struct FRProfile: ParsableCommand {
         fr-profile tamper
       """,
     version: frProfileVersion,
-    subcommands: [Collect.self, Identifier.self, Tamper.self]
+    subcommands: [Collect.self, Identifier.self, Tamper.self, Callback.self]
   )
 
   static func main() {

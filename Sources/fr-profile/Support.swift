@@ -86,3 +86,27 @@ func writeFileAtomically(_ path: String, _ text: String) throws {
 }
 
 var standardOutputIsTerminal: Bool { isatty(1) != 0 }
+
+/// All bytes of `path`, or of standard input for "-". Unreadable is EX_NOINPUT (66).
+func readInput(_ path: String, limit: Int = 64 << 20) throws -> [UInt8] {
+  let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+  guard fd >= 0 else {
+    throw Failure(code: 66, "cannot read \(path): \(String(cString: strerror(errno))).")
+  }
+  defer { if fd != 0 { close(fd) } }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 65536)
+  while true {
+    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    if count < 0 {
+      if errno == EINTR { continue }
+      throw Failure(code: 66, "cannot read \(path == "-" ? "standard input" : path): \(String(cString: strerror(errno))).")
+    }
+    if count == 0 { break }
+    bytes.append(contentsOf: chunk[..<count])
+    if bytes.count > limit {
+      throw Failure(code: 65, "\(path == "-" ? "standard input" : path) is larger than \(limit >> 20) MiB: not an authenticate response.")
+    }
+  }
+  return bytes
+}

@@ -32,6 +32,7 @@ import Testing
     ("MemFree:         8123456 kB\n", nil),
     ("MemTotal: lots kB\n", nil),
     ("MemTotal: 1024 MB\n", nil),
+    ("MemTotal: 18446744073709551615 kB\n", nil),
     ("", nil),
   ])
   func parsesMemTotal(text: String, expected: UInt64?) {
@@ -76,7 +77,7 @@ import Testing
     #expect(armCoreName(implementer: "0x51", part: "0xd08") == nil)
   }
 
-  @Test("CPU lists", arguments: [("0-3", 4 as Int?), ("0", 1), ("0-3,8-11", 8), ("0,2,4", 3), ("", nil), ("3-1", nil), ("a-b", nil)])
+  @Test("CPU lists", arguments: [("0-3", 4 as Int?), ("0", 1), ("0-3,8-11", 8), ("0,2,4", 3), ("", nil), ("3-1", nil), ("a-b", nil), ("0-9223372036854775807", nil), ("-1", nil), ("0-3,0-65535", nil)])
   func countsCPUList(text: String, expected: Int?) {
     #expect(parseCPUListCount(text) == expected)
   }

@@ -41,6 +41,11 @@ public struct DeviceKeyStore: Sendable {
     return try createKey()
   }
 
+  /// The device identifier for `system`'s machine-id and this store's key (created on first use).
+  public func identifier(for system: SystemSource) throws(IdentityError) -> String {
+    DeviceIdentifier.make(machineID: DeviceIdentifier.machineID(system), publicKeyDER: try publicKeyDER())
+  }
+
   /// Whether a key exists (after the same checks a read makes).
   public func keyExists() throws(IdentityError) -> Bool {
     try checkedKeyStatus() != nil

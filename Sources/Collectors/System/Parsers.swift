@@ -51,7 +51,8 @@ private func unquote(_ value: String) -> String {
 public func parseMemTotalKiB(_ text: String) -> UInt64? {
   for line in text.split(separator: "\n") where line.hasPrefix("MemTotal:") {
     let fields = line.dropFirst("MemTotal:".count).split(separator: " ")
-    guard let number = fields.first, let kib = UInt64(number) else { return nil }
+    // More than 2^50 KiB (1 EiB) is not memory, and would overflow the MiB arithmetic.
+    guard let number = fields.first, let kib = UInt64(number), kib < 1 << 50 else { return nil }
     if fields.count > 1 && fields[1] != "kB" { return nil }
     return kib
   }
@@ -106,17 +107,22 @@ public func parseCPUInfo(_ text: String) -> CPUInfo {
 public func parseCPUListCount(_ text: String) -> Int? {
   var count = 0
   for range in trimmed(text).split(separator: ",") {
-    let bounds = range.split(separator: "-")
-    if bounds.count == 1, Int(bounds[0]) != nil {
+    let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
+    if bounds.count == 1, let cpu = Int(bounds[0]), cpu >= 0 {
       count += 1
-    } else if bounds.count == 2, let low = Int(bounds[0]), let high = Int(bounds[1]), high >= low {
+    } else if bounds.count == 2, let low = Int(bounds[0]), let high = Int(bounds[1]), high >= low, low >= 0,
+      high < maximumCPUs
+    {
       count += high - low + 1
     } else {
       return nil
     }
   }
-  return count > 0 ? count : nil
+  return count > 0 && count <= maximumCPUs ? count : nil
 }
+
+/// Linux's largest NR_CPUS is 8192; anything far above is not a CPU list.
+private let maximumCPUs = 1 << 16
 
 /// Entries of a NUL-separated device-tree string list (`compatible`, `model`).
 public func parseDeviceTreeStrings(_ bytes: [UInt8]) -> [String] {

@@ -80,14 +80,13 @@ struct ProfileSettings: Equatable {
 
   /// The identifier for `system`'s machine-id and the stored key (created on first use).
   func identifier(_ system: SystemSource) throws -> String {
+    let identifier: String
     let store = try keyStore()
-    let der: [UInt8]
-    do { der = try store.publicKeyDER() } catch { throw Failure(error) }
-    let machineID = DeviceIdentifier.machineID(system)
-    if machineID == nil {
+    do { identifier = try store.identifier(for: system) } catch { throw Failure(error) }
+    if !identifier.contains("-") {
       note("no usable /etc/machine-id: the identifier is the key part alone (the iOS SDK's shape).")
     }
-    return DeviceIdentifier.make(machineID: machineID, publicKeyDER: der)
+    return identifier
   }
 
   /// The configured location, or nil with a note on stderr when none is configured.
@@ -98,7 +97,7 @@ struct ProfileSettings: Equatable {
         latitude: latitude, longitude: longitude, environment: processEnvironment(),
         file: locationFile ?? defaultFile, fileRequired: locationFile != nil)
       if found == nil {
-        note("--location: no position configured (--latitude/--longitude, FR_PROFILE_LOCATION or a location file); location omitted.")
+        note("location asked for, but no position is configured (--latitude/--longitude, FR_PROFILE_LOCATION or a location file); location omitted.")
       }
       if verbose, let found { detail("location from \(found.source)") }
       return found?.location

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Collectors
+import Journey
+import ProfileJSON
+
+extension FRProfile {
+  struct Callback: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Answer the DeviceProfileCallbacks in an AM authenticate response.",
+      discussion: """
+        Reads the JSON body of an AM /authenticate response (FILE, or standard input for - or no \
+        FILE). For every DeviceProfileCallback it collects what the callback's outputs ask for \
+        (metadata, location) and writes the profile, serialised as a JSON string, into the \
+        callback's input[0].value; everything else is kept as it came. Prints the body to post \
+        back. The callback's message goes to stderr. A step without a DeviceProfileCallback \
+        passes through unchanged (with a note on stderr).
+
+        Exit codes: 0 answered or passed through; 65 the body is not JSON, has no callbacks, or \
+        a DeviceProfileCallback is malformed; 66 FILE cannot be read; the identity errors of \
+        'collect' (73, 77, 78).
+
+        EXAMPLES:
+          fr-profile callback step.json > answer.json
+          curl -s -X POST "$AM/json/realms/root/authenticate?authIndexType=service&authIndexValue=DeviceProfiling" \\
+            -H 'Accept-API-Version: resource=2.1, protocol=1.0' -H 'Content-Type: application/json' -d '{}' \\
+          | fr-profile callback --location --latitude 52.52 --longitude 13.405 \\
+          | curl -s -X POST "$AM/json/realms/root/authenticate" \\
+            -H 'Accept-API-Version: resource=2.1, protocol=1.0' -H 'Content-Type: application/json' -d @-
+        """
+    )
+
+    @OptionGroup var options: ProfileOptions
+
+    @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"))
+    var file: String = "-"
+
+    func run() throws {
+      try reportingFailures {
+        let name = file == "-" ? "standard input" : file
+        let bytes = try readInput(file)
+        var step: AuthenticateStep
+        do {
+          step = try AuthenticateStep(parsing: bytes)
+        } catch {
+          throw Failure(code: 65, "\(name): \(error)")
+        }
+        let settings = options.settings
+        let system = try settings.systemSource()
+        let profiler = DeviceProfiler(
+          collectors: DeviceProfile.defaultCollectors(userAgent: settings.userAgent),
+          system: system,
+          identifier: { try settings.identifier(system) },
+          location: { try settings.configuredLocation() })
+        let diagnostics = Diagnostics()
+        let requests: [DeviceProfileRequest]
+        do {
+          requests = try profiler.answer(&step, diagnostics: diagnostics)
+        } catch let error as JourneyError {
+          throw Failure(code: 65, "\(name): \(error)")
+        }
+        settings.printDiagnostics(diagnostics)
+        if requests.isEmpty {
+          note("\(name): the step has no DeviceProfileCallback; passing it through unchanged.")
+          try printOutput(String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"))
+          return
+        }
+        for request in requests where !request.message.isEmpty {
+          writeStandardError("\(request.message)\n")
+        }
+        for callback in step.callbacks ?? [] where callback.type == DeviceProfileRequest.callbackType {
+          let size = callback.json["input"]?.arrayValue?.first?["value"]?.stringValue?.utf8.count ?? 0
+          if size > DeviceProfile.defaultMaximumSize {
+            writeStandardError("fr-profile: warning: the profile for callbacks[\(callback.index)] is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
+          }
+        }
+        try printOutput(step.text + "\n")
+      }
+    }
+  }
+}
