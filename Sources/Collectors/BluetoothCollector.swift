@@ -15,7 +15,8 @@ public struct BluetoothCollector: DeviceCollector {
     let adapters = devices.filter(isBluetoothAdapter)
     context.diagnostics.detail("bluetooth", "adapters: \(adapters.map(\.sysname))")
     var section = SectionBuilder()
-    section.set("supported", !adapters.isEmpty)  // "supported" ← an hci<N> device in the bluetooth subsystem, rfkill ignored
+    // "supported" ← an hci<N> device in the bluetooth subsystem, rfkill ignored
+    section.set("supported", !adapters.isEmpty)
     return section.value
   }
 }

@@ -17,7 +17,8 @@ public struct CameraCollector: DeviceCollector {
     let count = countCameras(nodes)
     context.diagnostics.detail("hardware.camera", "\(count) of \(nodes.count) video4linux nodes counted")
     var section = SectionBuilder()
-    section.set("numberOfCameras", count)  // "numberOfCameras" ← video4linux nodes with ":capture:" in ID_V4L_CAPABILITIES, else one per physical device
+    // "numberOfCameras" ← video4linux nodes with ":capture:" in ID_V4L_CAPABILITIES, else one per physical device
+    section.set("numberOfCameras", count)
     return section.value
   }
 }

@@ -29,12 +29,16 @@ public struct DisplayCollector: DeviceCollector {
         panelIsSideways(kernelCommandLine: cmdline, connector: connectorName)
       {
         mode = DisplayMode(width: mode.height, height: mode.width)
-        context.diagnostics.detail("hardware.display", "\(connectorName): panel_orientation on the kernel command line, width and height swapped")
+        context.diagnostics.detail(
+          "hardware.display", "\(connectorName): panel_orientation on the kernel command line, width and height swapped")
       }
       var section = SectionBuilder()
-      section.set("width", mode.width)  // "width" ← EDID preferred timing of <syspath>/edid, else first line of `modes`
-      section.set("height", mode.height)  // "height" ← the same mode's vertical active pixels
-      section.set("orientation", 1)  // "orientation" ← always natural (1): rotation is the compositor's, see above
+      // "width" ← EDID preferred timing of <syspath>/edid, else first line of `modes`
+      section.set("width", mode.width)
+      // "height" ← the same mode's vertical active pixels
+      section.set("height", mode.height)
+      // "orientation" ← always natural (1): rotation is the compositor's, see above
+      section.set("orientation", 1)
       return section.value
     }
     context.diagnostics.detail("hardware.display", "no connected DRM connector with a known mode")

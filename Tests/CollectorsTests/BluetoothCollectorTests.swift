@@ -4,7 +4,8 @@ import Testing
 @testable import Collectors
 
 private func bluetooth(_ devices: [UdevDevice]) -> JSON? {
-  BluetoothCollector().collect(CollectionContext(system: SystemSource(root: "/nonexistent", environment: [:]), devices: StubDevices(devices)))
+  BluetoothCollector().collect(
+    CollectionContext(system: SystemSource(root: "/nonexistent", environment: [:]), devices: StubDevices(devices)))
 }
 
 private let hci0 = UdevDevice(

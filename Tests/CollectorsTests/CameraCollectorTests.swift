@@ -18,8 +18,9 @@ private func cameras(_ nodes: [UdevDevice]) -> JSON? {
 
 @Suite struct CameraCollectorTests {
   @Test func metadataNodeDoesNotCount() {
-    #expect(cameras([node("3-6:1.0", "video0", capabilities: ":capture:"), node("3-6:1.0", "video1", capabilities: ":")])
-      == ["numberOfCameras": 1])
+    #expect(
+      cameras([node("3-6:1.0", "video0", capabilities: ":capture:"), node("3-6:1.0", "video1", capabilities: ":")])
+        == ["numberOfCameras": 1])
   }
 
   @Test func twoWebcamsCountTwo() {
@@ -42,8 +43,9 @@ private func cameras(_ nodes: [UdevDevice]) -> JSON? {
   }
 
   @Test func withoutUdevPropertiesOnePerPhysicalDevice() {
-    #expect(cameras([node("3-6:1.0", "video0", capabilities: nil), node("3-6:1.0", "video1", capabilities: nil)])
-      == ["numberOfCameras": 1])
+    #expect(
+      cameras([node("3-6:1.0", "video0", capabilities: nil), node("3-6:1.0", "video1", capabilities: nil)])
+        == ["numberOfCameras": 1])
     let twoDevices = [
       node("3-6:1.0", "video0", capabilities: nil), node("3-6:1.0", "video1", capabilities: nil),
       node("3-9:1.0", "video2", capabilities: nil), node("3-9:1.0", "video3", capabilities: nil),

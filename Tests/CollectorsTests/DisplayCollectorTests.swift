@@ -26,9 +26,11 @@ private func collect(_ devices: [UdevDevice], files: [String: [UInt8]] = [:]) th
       card0, connector("DP-1", "disconnected"), connector("HDMI-A-1", "connected", modes: "1920x1080\n"),
       connector("eDP-1", "connected", modes: "2560x1440\n"),
     ]
-    let display = try collect(devices, files: [
-      "\(gpu)/card0-HDMI-A-1/edid": RealEDID.umockHDMI1920x1080, "\(gpu)/card0-eDP-1/edid": RealEDID.auo2560x1440,
-    ])
+    let display = try collect(
+      devices,
+      files: [
+        "\(gpu)/card0-HDMI-A-1/edid": RealEDID.umockHDMI1920x1080, "\(gpu)/card0-eDP-1/edid": RealEDID.auo2560x1440,
+      ])
     #expect(display == ["width": 2560, "height": 1440, "orientation": 1])
   }
 
@@ -97,14 +99,16 @@ private func collect(_ devices: [UdevDevice], files: [String: [UInt8]] = [:]) th
     #expect(display == ["width": 1280, "height": 800, "orientation": 1])
   }
 
-  @Test("panel orientation on the kernel command line", arguments: [
-    ("video=eDP-1:panel_orientation=left_side_up", "eDP-1", true),
-    ("quiet video=eDP-1:1920x1200@60,panel_orientation=right_side_up splash", "eDP-1", true),
-    ("video=eDP-1:panel_orientation=upside_down", "eDP-1", false),
-    ("video=HDMI-A-1:panel_orientation=left_side_up", "eDP-1", false),
-    ("video=eDP-10:panel_orientation=left_side_up", "eDP-1", false),
-    ("BOOT_IMAGE=/vmlinuz ro quiet", "eDP-1", false),
-  ])
+  @Test(
+    "panel orientation on the kernel command line",
+    arguments: [
+      ("video=eDP-1:panel_orientation=left_side_up", "eDP-1", true),
+      ("quiet video=eDP-1:1920x1200@60,panel_orientation=right_side_up splash", "eDP-1", true),
+      ("video=eDP-1:panel_orientation=upside_down", "eDP-1", false),
+      ("video=HDMI-A-1:panel_orientation=left_side_up", "eDP-1", false),
+      ("video=eDP-10:panel_orientation=left_side_up", "eDP-1", false),
+      ("BOOT_IMAGE=/vmlinuz ro quiet", "eDP-1", false),
+    ])
   func panelOrientation(cmdline: String, connector: String, sideways: Bool) {
     #expect(panelIsSideways(kernelCommandLine: cmdline, connector: connector) == sideways)
   }

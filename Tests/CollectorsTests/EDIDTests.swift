@@ -3,12 +3,14 @@ import Testing
 @testable import Collectors
 
 @Suite struct EDIDTests {
-  @Test("real panel EDIDs give their preferred detailed timing", arguments: [
-    (RealEDID.auo2560x1440, DisplayMode(width: 2560, height: 1440)),
-    (RealEDID.auo1280x800, DisplayMode(width: 1280, height: 800)),
-    (RealEDID.auo1920x1200, DisplayMode(width: 1920, height: 1200)),
-    (RealEDID.umockHDMI1920x1080, DisplayMode(width: 1920, height: 1080)),
-  ])
+  @Test(
+    "real panel EDIDs give their preferred detailed timing",
+    arguments: [
+      (RealEDID.auo2560x1440, DisplayMode(width: 2560, height: 1440)),
+      (RealEDID.auo1280x800, DisplayMode(width: 1280, height: 800)),
+      (RealEDID.auo1920x1200, DisplayMode(width: 1920, height: 1200)),
+      (RealEDID.umockHDMI1920x1080, DisplayMode(width: 1920, height: 1080)),
+    ])
   func parsesPreferredTiming(edid: [UInt8], mode: DisplayMode) {
     #expect(edid.count == 128)
     #expect(parseEDID(edid) == .success(mode))
@@ -50,14 +52,16 @@ import Testing
     #expect(parseEDID(edid) == .failure(.noPreferredTiming))
   }
 
-  @Test("first line of modes", arguments: [
-    ("1920x1080\n1680x1050\n", DisplayMode(width: 1920, height: 1080) as DisplayMode?),
-    ("1920x1080i\n1280x720\n", DisplayMode(width: 1920, height: 1080)),
-    ("800x600", DisplayMode(width: 800, height: 600)),
-    ("", nil),
-    ("x1080\n", nil),
-    ("garbage\n", nil),
-  ])
+  @Test(
+    "first line of modes",
+    arguments: [
+      ("1920x1080\n1680x1050\n", DisplayMode(width: 1920, height: 1080) as DisplayMode?),
+      ("1920x1080i\n1280x720\n", DisplayMode(width: 1920, height: 1080)),
+      ("800x600", DisplayMode(width: 800, height: 600)),
+      ("", nil),
+      ("x1080\n", nil),
+      ("garbage\n", nil),
+    ])
   func parsesFirstMode(modes: String, mode: DisplayMode?) {
     #expect(parseFirstMode(modes) == mode)
   }

@@ -40,12 +40,14 @@ private let laptop = SystemSource(root: fixturePath("udev-laptop"), environment:
     #expect(CollectionContext(system: .live()).devices is LibudevEnumerator)
   }
 
-  @Test("udev database file names", arguments: [
-    ("video0", "video4linux", ["MAJOR": "81", "MINOR": "0"], "c81:0"),
-    ("sda", "block", ["MAJOR": "8", "MINOR": "0"], "b8:0"),
-    ("enp0s31f6", "net", ["IFINDEX": "2"], "n2"),
-    ("card0-eDP-1", "drm", [:], "+drm:card0-eDP-1"),
-  ])
+  @Test(
+    "udev database file names",
+    arguments: [
+      ("video0", "video4linux", ["MAJOR": "81", "MINOR": "0"], "c81:0"),
+      ("sda", "block", ["MAJOR": "8", "MINOR": "0"], "b8:0"),
+      ("enp0s31f6", "net", ["IFINDEX": "2"], "n2"),
+      ("card0-eDP-1", "drm", [:], "+drm:card0-eDP-1"),
+    ])
   func databaseID(sysname: String, subsystem: String, uevent: [String: String], id: String) {
     #expect(udevDatabaseID(sysname: sysname, subsystem: subsystem, uevent: uevent) == id)
   }

@@ -33,7 +33,8 @@ public struct SysfsEnumerator: DeviceEnumerating {
     var properties = parseKeyValueLines(uevent)
     let actualSubsystem = system.readLink(syspath + "/subsystem").map(lastComponent) ?? subsystem
     properties["SUBSYSTEM"] = actualSubsystem
-    if let database = system.readText("/run/udev/data/" + udevDatabaseID(sysname: sysname, subsystem: actualSubsystem, uevent: properties)) {
+    if let database = system.readText("/run/udev/data/" + udevDatabaseID(sysname: sysname, subsystem: actualSubsystem, uevent: properties))
+    {
       for line in database.split(separator: "\n") where line.hasPrefix("E:") {
         let assignment = parseKeyValueLines(String(line.dropFirst(2)))
         properties.merge(assignment) { _, new in new }
