@@ -5,7 +5,7 @@ import ProfileJSON
 /// The primary display is a DRM connector whose `status` is "connected": the internal panel
 /// (eDP, LVDS, DSI) when one is connected, else the first connected connector in natural order of
 /// card and connector name (card0-DP-1 < card0-DP-2 < card0-HDMI-A-1 < card1-…). No connected
-/// connector with a known mode (servers, most VMs): the key is omitted.
+/// connector with a known mode (servers, headless VMs): the key is omitted.
 ///
 /// Orientation follows Android's rule (1 = natural rotation 0°/180°, 0 = rotated 90°/270°). Linux
 /// outside a graphical session knows no current rotation: it is a setting of the compositor
