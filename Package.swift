@@ -56,10 +56,13 @@ let package = Package(
     .target(
       name: "Collectors",
       dependencies: [
+        "CUdev",
         "ProfileJSON",
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
+    // libudev (displays, cameras, bluetooth); only Collectors/System/Udev.swift imports it.
+    .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
     // AM's authenticate protocol for journey clients: steps, callbacks, answering
     // DeviceProfileCallback. A layer above Collectors: collection knows nothing of AM.
     .target(name: "Journey", dependencies: ["Collectors", "ProfileJSON"]),
@@ -71,11 +74,11 @@ let package = Package(
       dependencies: ["Collectors", "ProfileJSON"],
       exclude: ["Fixtures"]
     ),
-    // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
     .testTarget(name: "JourneyTests", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
-    // CLITests also runs `fr-profile journey` against an in-process AM test server
+    // Runs the built binary as a subprocess and checks stdout, stderr and exit codes; also
+    // runs `fr-profile journey` against an in-process AM test server
     // (Support/AuthenticateServer.swift), TLS through the system OpenSSL.
     .testTarget(
       name: "CLITests",

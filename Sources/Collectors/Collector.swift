@@ -18,11 +18,18 @@ public struct CollectionContext: Sendable {
   public var diagnostics: Diagnostics
   /// Facts several collectors and detectors need, read once per collection.
   public let facts: SharedFacts
+  /// Where device lists come from (displays, cameras, bluetooth adapters).
+  public var devices: any DeviceEnumerating
 
-  public init(system: SystemSource, diagnostics: Diagnostics = Diagnostics()) {
+  /// `devices` defaults to libudev on the live machine and to a sysfs walk below a fixture root
+  /// (libudev cannot be pointed at one).
+  public init(
+    system: SystemSource, diagnostics: Diagnostics = Diagnostics(), devices: (any DeviceEnumerating)? = nil
+  ) {
     self.system = system
     self.diagnostics = diagnostics
     self.facts = SharedFacts(system: system)
+    self.devices = devices ?? (system.isLive ? LibudevEnumerator() : SysfsEnumerator(system: system))
   }
 }
 

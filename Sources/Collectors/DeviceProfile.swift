@@ -13,8 +13,9 @@ public enum DeviceProfile {
   public static func defaultCollectors(userAgent: String? = nil) -> [any DeviceCollector] {
     [
       PlatformCollector(),
-      HardwareCollector(nested: []),
+      HardwareCollector(nested: [DisplayCollector(), CameraCollector()]),
       BrowserCollector(userAgent: userAgent),
+      BluetoothCollector(),
       NetworkCollector(),
     ]
   }

@@ -140,13 +140,18 @@ public func deviceTreeVendor(_ compatible: String) -> String? {
 
 // MARK: - locale and time zone
 
+/// The first of LC_ALL, LC_MESSAGES, LANG that names a language, then the system's configured
+/// locale. "C"/"POSIX" (the default of services and containers) name no language, so they fall
+/// through to the system setting instead of hiding it: a login shell and a service then agree.
 func locale(_ system: SystemSource) -> String? {
   for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
-    if let value = system.environment[variable], !value.isEmpty { return normalizeLocale(value) }
+    if let value = system.environment[variable], !value.isEmpty, let locale = normalizeLocale(value) { return locale }
   }
   for file in ["/etc/locale.conf", "/etc/default/locale"] {
     guard let settings = system.readText(file).map(parseKeyValueFile) else { continue }
-    if let value = settings["LC_MESSAGES"] ?? settings["LANG"], !value.isEmpty { return normalizeLocale(value) }
+    for key in ["LC_MESSAGES", "LANG"] {
+      if let value = settings[key], let locale = normalizeLocale(value) { return locale }
+    }
   }
   return nil
 }

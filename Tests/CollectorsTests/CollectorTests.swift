@@ -33,6 +33,11 @@ import ProfileJSON
     #expect(PlatformCollector().collect(all)?["locale"] == "it_IT")
   }
 
+  @Test func cLocaleInTheEnvironmentFallsThroughToTheSystemSetting() {
+    let context = FixtureMachine.laptop.context(environment: ["LANG": "C.UTF-8", "LC_ALL": "POSIX"])
+    #expect(PlatformCollector().collect(context)?["locale"] == "en_US")
+  }
+
   @Test func tzEnvironmentBeatsLocaltime() {
     let context = FixtureMachine.laptop.context(environment: ["TZ": ":America/New_York"])
     #expect(PlatformCollector().collect(context)?["timeZone"] == "America/New_York")

@@ -17,7 +17,7 @@ import ProfileJSON
     let value = try #require(step.callbacks?.first?.json["input"]?.arrayValue?.first?["value"]?.stringValue)
     let profile = try JSONParser.parse(value)
     #expect(profile["metadata"]?["kiosk"] == ["terminal": "unknown"])
-    #expect(profile["metadata"]?.objectValue?.keys == ["platform", "hardware", "browser", "network", "kiosk"])
+    #expect(profile["metadata"]?.objectValue?.keys == ["platform", "hardware", "browser", "bluetooth", "network", "kiosk"])
     #expect(profile["metadata"]?["platform"]?["model"] == "ThinkPad X1 Carbon Gen 10")
   }
 

@@ -1,0 +1,104 @@
+import CUdev
+
+/// A device as libudev (or the sysfs walk below a fixture root) saw it, copied out of C.
+public struct UdevDevice: Sendable, Equatable {
+  /// The kernel subsystem, e.g. "drm", "video4linux", "bluetooth".
+  public var subsystem: String
+  /// The last component of the syspath, e.g. "card0-eDP-1", "video0", "hci0".
+  public var sysname: String
+  /// The device's absolute path inside the machine, e.g. "/sys/devices/pci0000:00/…/card0-eDP-1".
+  /// Read files below it through `SystemSource`, so a fixture root applies.
+  public var syspath: String
+  /// DEVTYPE, e.g. "drm_connector", "host"; nil when the kernel gives none.
+  public var devtype: String?
+  /// The uevent variables and udev database properties (`ID_V4L_CAPABILITIES`, …).
+  public var properties: [String: String]
+  /// The requested sysfs attributes that exist, trailing newlines removed.
+  public var attributes: [String: String]
+
+  public init(
+    subsystem: String, sysname: String, syspath: String, devtype: String? = nil,
+    properties: [String: String] = [:], attributes: [String: String] = [:]
+  ) {
+    self.subsystem = subsystem
+    self.sysname = sysname
+    self.syspath = syspath
+    self.devtype = devtype
+    self.properties = properties
+    self.attributes = attributes
+  }
+}
+
+/// Lists the devices of a subsystem. Collectors depend on this, so tests can hand them a fixed list.
+public protocol DeviceEnumerating: Sendable {
+  /// The devices of `subsystem`, sorted by syspath, each with those of `attributes` that it has.
+  func devices(subsystem: String, attributes: [String]) -> [UdevDevice]
+}
+
+/// The live machine through libudev: the code path umockdev fakes in the end-to-end tests.
+///
+/// Uses neither `udev_enumerate_add_match_is_initialized` nor tags: machines without a udev
+/// daemon (containers, CI) have no udev database, and their devices must still be listed.
+public struct LibudevEnumerator: DeviceEnumerating {
+  public init() {}
+
+  public func devices(subsystem: String, attributes: [String]) -> [UdevDevice] {
+    Udev()?.devices(subsystem: subsystem, attributes: attributes) ?? []
+  }
+}
+
+/// The one owner of libudev handles. The context lives as long as this object; enumerations and
+/// devices are released before `devices` returns, so no pointer leaves this file.
+private final class Udev {
+  private let context: OpaquePointer
+
+  init?() {
+    guard let context = udev_new() else { return nil }
+    self.context = context
+  }
+
+  deinit { udev_unref(context) }
+
+  func devices(subsystem: String, attributes: [String]) -> [UdevDevice] {
+    guard let enumeration = udev_enumerate_new(context) else { return [] }
+    defer { udev_enumerate_unref(enumeration) }
+    guard udev_enumerate_add_match_subsystem(enumeration, subsystem) >= 0,
+      udev_enumerate_scan_devices(enumeration) >= 0
+    else { return [] }
+    var result: [UdevDevice] = []
+    var entry = udev_enumerate_get_list_entry(enumeration)
+    while let current = entry {
+      entry = udev_list_entry_get_next(current)
+      guard let syspath = udev_list_entry_get_name(current),
+        let device = udev_device_new_from_syspath(context, syspath)
+      else { continue }
+      defer { udev_device_unref(device) }
+      result.append(copy(device, attributes: attributes))
+    }
+    return result.sorted { $0.syspath < $1.syspath }
+  }
+
+  private func copy(_ device: OpaquePointer, attributes names: [String]) -> UdevDevice {
+    var properties: [String: String] = [:]
+    var entry = udev_device_get_properties_list_entry(device)
+    while let current = entry {
+      if let name = udev_list_entry_get_name(current) {
+        properties[String(cString: name)] = udev_list_entry_get_value(current).map { String(cString: $0) } ?? ""
+      }
+      entry = udev_list_entry_get_next(current)
+    }
+    var attributes: [String: String] = [:]
+    for name in names {
+      if let value = udev_device_get_sysattr_value(device, name) {
+        attributes[name] = String(cString: value)
+      }
+    }
+    return UdevDevice(
+      subsystem: udev_device_get_subsystem(device).map { String(cString: $0) } ?? "",
+      sysname: udev_device_get_sysname(device).map { String(cString: $0) } ?? "",
+      syspath: udev_device_get_syspath(device).map { String(cString: $0) } ?? "",
+      devtype: udev_device_get_devtype(device).map { String(cString: $0) },
+      properties: properties,
+      attributes: attributes)
+  }
+}
