@@ -18,43 +18,47 @@ struct JourneyCommand: ParsableCommand {
     commandName: "fr-profile journey",
     abstract: "Walk a PingAM / Advanced Identity Cloud authentication journey from this machine.",
     discussion: """
-      Starts the tree (POST <server>/json/realms/root[/realms/<realm>]/authenticate?\
-      authIndexType=service&authIndexValue=<tree>, header Accept-API-Version: resource=2.1, \
-      protocol=1.0) and answers each step until AM ends the journey:
-        NameCallback          --user, or a prompt on the terminal
-        PasswordCallback      --password-stdin, or a prompt on the terminal without echo
-        TextOutputCallback    the message on stderr
-        ChoiceCallback,
-        ConfirmationCallback  the next --choice, or a prompt on the terminal
-        DeviceProfileCallback this machine's profile, as `fr-profile collect` makes it
-      On success prints the session token (tokenId), or AM's whole success JSON with --json. \
-      Any other callback type stops the journey with an error naming it. Prompts use the \
-      controlling terminal (/dev/tty), never stdin or stdout. Passwords and the device key \
-      are never printed.
+      Starts the tree (POST <server>/json/realms/root[/realms/<realm>]/authenticate \
+      ?authIndexType=service&authIndexValue=<tree>, with Accept-API-Version: \
+      resource=2.1, protocol=1.0) and answers each step until AM ends the journey:
+        NameCallback           --user, or asked on the terminal
+        PasswordCallback       --password-stdin, or asked on the terminal, no echo
+        TextOutputCallback     shown on stderr
+        ChoiceCallback and
+        ConfirmationCallback   the next --choice, or asked on the terminal
+        DeviceProfileCallback  this machine's profile, as collect makes it
+      On success prints the session token (tokenId), or with --json AM's whole \
+      success JSON. Any other callback type stops the journey with an error \
+      naming it. Prompts use /dev/tty, never stdin or stdout. Passwords and the \
+      device key are never printed.
 
-      TLS is always verified: against the system CAs, or only against the CAs in --cacert.
+      TLS is always verified: against the system CAs, or with --cacert only \
+      against the CAs in that file.
 
       EXIT CODES:
-        0   success: the token (or --json body) is on stdout
+        0   success: the token (or the --json body) is on stdout
         1   AM refused the login (HTTP 401); AM's message is on stderr
-        2   the journey asks for something fr-profile cannot answer (an unsupported callback \
-      type, or a prompt with no terminal and no option given)
+        2   the journey asks for what fr-profile cannot answer: an unsupported
+            callback type, or a prompt with no terminal and no option for it
         64  usage error
         65  bad data (empty password on stdin, corrupt key, invalid location)
         66  an input file (--cacert, --location-file) is missing or unreadable
         67  TLS failed: the server's certificate is not trusted (see --cacert)
         68  cannot connect: unknown host, connection refused or dropped
         69  fr-profile-journey is not installed next to fr-profile
-        73, 74, 77, 78  as for `fr-profile collect` (state directory and key)
+        73, 74, 77, 78  as for collect (state directory, key, permissions)
         75  timed out: no response within --timeout
         76  the server's answer is not an AM authenticate response
 
       EXAMPLES:
-        fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
-        printf '%s' "$PASSWORD" | fr-profile journey --server https://am.example.com/am --realm alpha \\
-            --tree Login --user demo --password-stdin --json
-        fr-profile journey --server https://am.internal:8443/am --realm root --tree Login \\
-            --cacert /etc/ssl/private-ca.pem --choice 0 --latitude 52.52 --longitude 13.405
+        fr-profile journey --server https://am.example.com/am \\
+            --realm alpha --tree DeviceProfiling --user demo
+        pass show am/demo | fr-profile journey --json \\
+            --server https://am.example.com/am --realm alpha --tree Login \\
+            --user demo --password-stdin
+        fr-profile journey --server https://am.internal:8443/am --realm root \\
+            --tree Login --cacert /etc/ssl/private-ca.pem --choice 0 \\
+            --latitude 52.52 --longitude 13.405
       """,
     version: frProfileVersion
   )
