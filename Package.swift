@@ -7,6 +7,7 @@ let package = Package(
     .executable(name: "fr-profile", targets: ["fr-profile"]),
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
+    .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -19,6 +20,7 @@ let package = Package(
       dependencies: [
         "Collectors",
         "ProfileJSON",
+        "DeviceMatch",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -33,6 +35,9 @@ let package = Package(
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
+    // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
+    .target(name: "DeviceMatch", dependencies: ["ProfileJSON"]),
+    .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
     .testTarget(name: "CLITests", dependencies: ["ProfileJSON"]),
   ]
