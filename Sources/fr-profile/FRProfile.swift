@@ -6,6 +6,6 @@ struct FRProfile: ParsableCommand {
     commandName: "fr-profile",
     abstract: "A Linux device-profiling client for PingAM / ForgeRock journeys.",
     version: "0.1.0",
-    subcommands: []
+    subcommands: [Match.self]
   )
 }
