@@ -28,6 +28,9 @@ public struct StoredEntryText {
   public var column: Int
   /// Byte offset of its first byte.
   public var offset: Int
+  /// Whether it is an element of a JSON array (`array` and `listing` layouts), where a JSON
+  /// string holds a serialised profile.
+  public var isArrayElement: Bool
 }
 
 /// Why a stored file cannot be read any further.
@@ -217,7 +220,7 @@ public final class StoredProfileReader {
   func entry(length: Int) -> StoredEntryText {
     StoredEntryText(
       bytes: UnsafeBufferPointer(start: buffer.baseAddress! + start, count: length), line: line, column: column,
-      offset: offset)
+      offset: offset, isArrayElement: layout == .array || layout == .listing)
   }
 
   // MARK: Entries

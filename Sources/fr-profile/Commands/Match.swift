@@ -23,7 +23,8 @@ extension FRProfile {
         holding a serialised profile (as AM's DAO hands them to the script), JSON Lines (one
         profile per line; sniffed, or forced by a .jsonl/.ndjson name), or AM's REST listing
         {"result": [...]}. It is streamed: memory does not grow with the number of profiles.
-        A JSON string anywhere a profile is expected is parsed as a serialised profile.
+        An array element that is a JSON string is parsed as a serialised profile; elsewhere
+        the text is the profile, parsed once, as the script's JSON.parse does.
         Either file may be '-' for standard input. Text that is not JSON gets the script's
         treatment (a stored entry is skipped; an unreadable incoming profile gives
         unknownDevice) and a warning on standard error with file, line and column.

@@ -58,7 +58,7 @@ struct Replay {
         report.totals.count(quick)
         if !decided && quick.outcome != .unknownDevice {
           decided = true
-          report.decision = matcher.match(incoming: incoming, stored: try! ProfileText.parse(entry.bytes).get())
+          report.decision = matcher.match(incoming: incoming, stored: try! ProfileText.parse(entry.bytes, unwrapString: entry.isArrayElement).get())
           report.decision.storedIndex = index
           report.decisionSource = "\(storedName):\(entry.line):\(entry.column)"
         }
@@ -66,7 +66,8 @@ struct Replay {
       }
 
       let stored: JSON
-      switch ProfileText.parse(entry.bytes, line: entry.line, column: entry.column, offset: entry.offset) {
+      switch ProfileText.parse(
+        entry.bytes, unwrapString: entry.isArrayElement, line: entry.line, column: entry.column, offset: entry.offset) {
       case .success(let value): stored = value
       case .failure(let error):
         report.totals.skipped += 1
