@@ -22,69 +22,130 @@ public final class FastMatcher {
     public var mismatchedKeys: [String]
   }
 
-  /// The incoming profile, prepared for lookups by raw key bytes.
-  final class Node {
-    enum Kind { case object, array, string, number, bool, null }
-    let kind: Kind
-    var keys: [[UInt8]] = []
-    var children: [Node] = []
-    var bytes: [UInt8] = []
-    var number = 0.0
-    var bool = false
+  /// Totals kept by `count(_:into:)`: outcomes, and per interned key how many profiles
+  /// mismatched on it (once per profile).
+  public struct Totals {
+    public var outcomes: [Int] = [0, 0, 0, 0]
+    public var keyCounts: [Int] = []
 
-    init(_ json: JSON) {
-      switch json {
-      case .null: kind = .null
-      case .bool(let value):
-        kind = .bool
-        bool = value
-      case .number(let value):
-        kind = .number
-        number = value
-      case .string(let value):
-        kind = .string
-        bytes = Array(value.utf8)
-      case .array(let elements):
-        kind = .array
-        children = elements.map(Node.init)
-      case .object(let object):
-        kind = .object
-        keys = object.members.map { Array($0.key.utf8) }
-        children = object.members.map { Node($0.value) }
-      }
-    }
+    public init() {}
 
-    /// JavaScript truthiness.
-    var truthy: Bool {
-      switch kind {
-      case .null: false
-      case .bool: bool
-      case .number: number != 0 && !number.isNaN
-      case .string: !bytes.isEmpty
-      case .array, .object: true
+    public subscript(outcome: Outcome) -> Int {
+      switch outcome {
+      case .true: outcomes[0]
+      case .false: outcomes[1]
+      case .unknownDevice: outcomes[2]
+      case .error: outcomes[3]
       }
     }
   }
 
+  /// The incoming profile flattened for lookups by raw key bytes without reference counting:
+  /// node `i` has a kind, a number or boolean, a byte range (string), and a child range; an
+  /// object's children carry their key's byte range.
+  enum Kind: UInt8 { case object, array, string, number, bool, null }
+  struct FlatNode {
+    var kind: Kind
+    var truthy: Bool
+    var bool: Bool
+    var number: Double
+    var bytes: Int  // offset in `pool`
+    var length: Int
+    var firstChild: Int  // index in `children`
+    var childCount: Int
+  }
+  struct FlatChild {
+    var node: Int32
+    var key: Int  // offset in `pool`
+    var keyLength: Int
+  }
+
   let config: MatchConfig
-  let weights: [([UInt8], Double)]
+  let maxUnmatchedAttrs: Double
   let enabled: Bool
-  let identifier: Node?
-  let metadata: Node?
+  let nodes: UnsafeMutableBufferPointer<FlatNode>
+  let children: UnsafeMutableBufferPointer<FlatChild>
+  let pool: UnsafeMutableBufferPointer<UInt8>
+  let weightKeys: UnsafeMutableBufferPointer<(Int, Int, Double)>  // pool offset, length, weight
+  /// Node indices of the incoming identifier and metadata (-1: undefined).
+  let identifier: Int32
+  let metadata: Int32
   let incomingLatitude: Double
   let incomingLongitude: Double
+  /// Scratch for the scan: key ranges of the open objects, and the mismatched key ids.
+  let keyStack: UnsafeMutableBufferPointer<(UnsafePointer<UInt8>, Int)>
+  let mismatches: UnsafeMutableBufferPointer<Int32>
+  /// Interned mismatching key names (by bytes), for `Totals.keyCounts`.
+  public private(set) var keyNames: [String] = []
+  var keyBytes: [[UInt8]] = []
 
   public init(matcher: DeviceMatcher, incoming: JSON) {
     config = matcher.config
-    weights = matcher.metadataMatcher.weights.members.map { (Array($0.key.utf8), $0.weight) }
+    maxUnmatchedAttrs = config.maxUnmatchedAttrs
+    var flatNodes: [FlatNode] = []
+    var flatChildren: [FlatChild] = []
+    var bytes: [UInt8] = []
+    func flatten(_ json: JSON) -> Int32 {
+      let index = flatNodes.count
+      flatNodes.append(FlatNode(kind: .null, truthy: false, bool: false, number: 0, bytes: 0, length: 0, firstChild: 0, childCount: 0))
+      var node = flatNodes[index]
+      switch json {
+      case .null: break
+      case .bool(let value):
+        node.kind = .bool
+        node.bool = value
+        node.truthy = value
+      case .number(let value):
+        node.kind = .number
+        node.number = value
+        node.truthy = value != 0 && !value.isNaN
+      case .string(let value):
+        node.kind = .string
+        node.bytes = bytes.count
+        bytes.append(contentsOf: value.utf8)
+        node.length = bytes.count - node.bytes
+        node.truthy = node.length > 0
+      case .array(let elements):
+        node.kind = .array
+        node.truthy = true
+        let ids = elements.map(flatten)
+        node.firstChild = flatChildren.count
+        node.childCount = ids.count
+        flatChildren.append(contentsOf: ids.map { FlatChild(node: $0, key: 0, keyLength: 0) })
+      case .object(let object):
+        node.kind = .object
+        node.truthy = true
+        var entries: [FlatChild] = []
+        for member in object.members {
+          let id = flatten(member.value)
+          let key = bytes.count
+          bytes.append(contentsOf: member.key.utf8)
+          entries.append(FlatChild(node: id, key: key, keyLength: bytes.count - key))
+        }
+        node.firstChild = flatChildren.count
+        node.childCount = entries.count
+        flatChildren.append(contentsOf: entries)
+      }
+      flatNodes[index] = node
+      return Int32(index)
+    }
+
     var enabled = true
     if case .object = incoming {} else { enabled = false }
     let value = JSValue.json(incoming)
-    if case .json(let id) = JS.get(value, "identifier") { identifier = Node(id) } else { identifier = nil }
+    if case .json(let id) = JS.get(value, "identifier") { identifier = flatten(id) } else { identifier = -1 }
     switch JS.get(value, "metadata") {
-    case .json(.array): enabled = false; metadata = nil
-    case .json(let json): metadata = Node(json)
-    default: metadata = nil
+    case .json(.array):
+      enabled = false
+      metadata = -1
+    case .json(let json): metadata = flatten(json)
+    default: metadata = -1
+    }
+    var weightEntries: [(Int, Int, Double)] = []
+    for member in matcher.metadataMatcher.weights.members {
+      let key = bytes.count
+      bytes.append(contentsOf: member.key.utf8)
+      weightEntries.append((key, bytes.count - key, member.weight))
     }
     var latitude = Double.nan
     var longitude = Double.nan
@@ -100,13 +161,76 @@ public final class FastMatcher {
     incomingLatitude = latitude
     incomingLongitude = longitude
     self.enabled = enabled
+    nodes = .allocate(capacity: max(1, flatNodes.count))
+    _ = nodes.initialize(from: flatNodes)
+    children = .allocate(capacity: max(1, flatChildren.count))
+    _ = children.initialize(from: flatChildren)
+    pool = .allocate(capacity: max(1, bytes.count))
+    _ = pool.initialize(from: bytes)
+    weightKeys = .allocate(capacity: max(1, weightEntries.count))
+    _ = weightKeys.initialize(from: weightEntries)
+    keyStack = .allocate(capacity: 4096)
+    mismatches = .allocate(capacity: 4096)
+  }
+
+  deinit {
+    nodes.deallocate()
+    children.deallocate()
+    pool.deallocate()
+    weightKeys.deallocate()
+    keyStack.deallocate()
+    mismatches.deallocate()
   }
 
   /// The answer for one stored entry, or nil when the general path must decide.
   public func match(_ bytes: UnsafeBufferPointer<UInt8>) -> Result? {
+    guard let (outcome, count) = scan(bytes) else { return nil }
+    return Result(outcome: outcome, mismatchedKeys: (0..<count).map { keyNames[Int(mismatches[$0])] })
+  }
+
+  /// Counts one stored entry into `totals` and returns its outcome; nil (nothing counted)
+  /// when the general path must decide.
+  public func count(_ bytes: UnsafeBufferPointer<UInt8>, into totals: inout Totals) -> Outcome? {
+    guard let (outcome, count) = scan(bytes) else { return nil }
+    switch outcome {
+    case .true: totals.outcomes[0] += 1
+    case .false: totals.outcomes[1] += 1
+    case .unknownDevice: totals.outcomes[2] += 1
+    case .error: totals.outcomes[3] += 1
+    }
+    if totals.keyCounts.count < keyNames.count {
+      totals.keyCounts += Array(repeating: 0, count: keyNames.count - totals.keyCounts.count)
+    }
+    for index in 0..<count {
+      let id = mismatches[index]
+      var seen = false
+      for earlier in 0..<index where mismatches[earlier] == id {
+        seen = true
+        break
+      }
+      if !seen { totals.keyCounts[Int(id)] += 1 }
+    }
+    return outcome
+  }
+
+  func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (Outcome, Int)? {
     guard enabled, let base = bytes.baseAddress else { return nil }
     var scanner = Scanner(base: base, end: base + bytes.count, owner: self)
-    return scanner.run()
+    guard let outcome = scanner.run() else { return nil }
+    return (outcome, scanner.mismatchCount)
+  }
+
+  /// The id of a mismatching key name, interning it on first sight.
+  func intern(_ key: (UnsafePointer<UInt8>, Int)) -> Int32 {
+    for (id, known) in keyBytes.enumerated() where known.count == key.1 {
+      if key.1 == 0 || known.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key.0, key.1) }) == 0 {
+        return Int32(id)
+      }
+    }
+    let bytes = Array(UnsafeBufferPointer(start: key.0, count: key.1))
+    keyBytes.append(bytes)
+    keyNames.append(String(decoding: bytes, as: UTF8.self))
+    return Int32(keyBytes.count - 1)
   }
 
   /// Bails out of the fast path.
@@ -115,22 +239,32 @@ public final class FastMatcher {
   struct Scanner {
     let base: UnsafePointer<UInt8>
     let end: UnsafePointer<UInt8>
-    let owner: FastMatcher
+    unowned(unsafe) let owner: FastMatcher
+    let nodes: UnsafeMutablePointer<FlatNode>
+    let children: UnsafeMutablePointer<FlatChild>
+    let pool: UnsafeMutablePointer<UInt8>
+    let keyStack: UnsafeMutablePointer<(UnsafePointer<UInt8>, Int)>
+    let maximum: Double
     var p: UnsafePointer<UInt8>
     var sum = 0.0
-    var mismatchedKeys: [String] = []
-    /// Key ranges of the objects being scanned, for duplicate detection (one list per depth).
-    var keyStack: [[(UnsafePointer<UInt8>, Int)]] = []
+    var mismatchCount = 0
+    /// Keys of the open objects: `keyTop` entries on `keyStack`.
+    var keyTop = 0
     var depth = 0
 
     init(base: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, owner: FastMatcher) {
       self.base = base
       self.end = end
       self.owner = owner
+      nodes = owner.nodes.baseAddress!
+      children = owner.children.baseAddress!
+      pool = owner.pool.baseAddress!
+      keyStack = owner.keyStack.baseAddress!
+      maximum = owner.maxUnmatchedAttrs
       p = base
     }
 
-    mutating func run() -> Result? {
+    mutating func run() -> Outcome? {
       do { return try profile() } catch { return nil }
     }
 
@@ -239,14 +373,22 @@ public final class FastMatcher {
     }
 
     /// Reads a key and its colon; bails on array-index-like names and duplicates.
-    mutating func key() throws(Bail) -> (UnsafePointer<UInt8>, Int) {
+    /// `frame` is where the current object's keys start on the key stack.
+    @inline(__always) mutating func key(_ frame: Int) throws(Bail) -> (UnsafePointer<UInt8>, Int) {
       guard try peek() == 0x22 else { throw Bail() }
       let key = try string()
       if key.1 > 0 && key.0.pointee &- 0x30 < 10 { throw Bail() }
-      for previous in keyStack[depth - 1] where previous.1 == key.1 {
-        if memcmp(previous.0, key.0, key.1) == 0 { throw Bail() }
+      var index = frame
+      while index < keyTop {
+        let previous = keyStack[index]
+        if previous.1 == key.1 && (key.1 == 0 || (previous.0.pointee == key.0.pointee && memcmp(previous.0, key.0, key.1) == 0)) {
+          throw Bail()
+        }
+        index += 1
       }
-      keyStack[depth - 1].append(key)
+      guard keyTop < 4096 else { throw Bail() }
+      keyStack[keyTop] = key
+      keyTop += 1
       skipWhitespace()
       guard try peek() == UInt8(ascii: ":") else { throw Bail() }
       p += 1
@@ -254,56 +396,71 @@ public final class FastMatcher {
       return key
     }
 
-    mutating func enter() throws(Bail) {
+    /// Opens an object or array level.
+    @inline(__always) mutating func enter() throws(Bail) {
       depth += 1
       if depth > 512 { throw Bail() }
-      while keyStack.count < depth { keyStack.append([]) }
-      keyStack[depth - 1].removeAll(keepingCapacity: true)
     }
 
     // MARK: Values
+
+    /// Scans the members of an object after its `{`, calling `body` with each key while the
+    /// cursor is at the member's value; `body` must consume the value.
+    @inline(__always)
+    mutating func members(_ body: (inout Scanner, (UnsafePointer<UInt8>, Int)) throws(Bail) -> Void) throws(Bail) {
+      try enter()
+      let frame = keyTop
+      skipWhitespace()
+      if try peek() == UInt8(ascii: "}") {
+        p += 1
+      } else {
+        while true {
+          let name = try key(frame)
+          try body(&self, name)
+          skipWhitespace()
+          let byte = try peek()
+          p += 1
+          if byte == UInt8(ascii: "}") { break }
+          guard byte == UInt8(ascii: ",") else { throw Bail() }
+          skipWhitespace()
+        }
+      }
+      keyTop = frame
+      depth -= 1
+    }
+
+    /// Scans the elements of an array after its `[`, calling `body` with each index.
+    @inline(__always)
+    mutating func elements(_ body: (inout Scanner, Int) throws(Bail) -> Void) throws(Bail) {
+      try enter()
+      skipWhitespace()
+      if try peek() == UInt8(ascii: "]") {
+        p += 1
+      } else {
+        var index = 0
+        while true {
+          try body(&self, index)
+          index += 1
+          skipWhitespace()
+          let byte = try peek()
+          p += 1
+          if byte == UInt8(ascii: "]") { break }
+          guard byte == UInt8(ascii: ",") else { throw Bail() }
+          skipWhitespace()
+        }
+      }
+      depth -= 1
+    }
 
     /// Validates a value without comparing.
     mutating func skipValue() throws(Bail) {
       switch try peek() {
       case UInt8(ascii: "{"):
         p += 1
-        try enter()
-        skipWhitespace()
-        if try peek() == UInt8(ascii: "}") {
-          p += 1
-        } else {
-          while true {
-            _ = try key()
-            try skipValue()
-            skipWhitespace()
-            let byte = try peek()
-            p += 1
-            if byte == UInt8(ascii: "}") { break }
-            guard byte == UInt8(ascii: ",") else { throw Bail() }
-            skipWhitespace()
-          }
-        }
-        depth -= 1
+        try members { (scanner, _) throws(Bail) in try scanner.skipValue() }
       case UInt8(ascii: "["):
         p += 1
-        depth += 1
-        if depth > 512 { throw Bail() }
-        skipWhitespace()
-        if try peek() == UInt8(ascii: "]") {
-          p += 1
-        } else {
-          while true {
-            try skipValue()
-            skipWhitespace()
-            let byte = try peek()
-            p += 1
-            if byte == UInt8(ascii: "]") { break }
-            guard byte == UInt8(ascii: ",") else { throw Bail() }
-            skipWhitespace()
-          }
-        }
-        depth -= 1
+        try elements { (scanner, _) throws(Bail) in try scanner.skipValue() }
       case UInt8(ascii: "\""): _ = try string()
       case UInt8(ascii: "t"): try literal("true")
       case UInt8(ascii: "f"): try literal("false")
@@ -312,86 +469,66 @@ public final class FastMatcher {
       }
     }
 
-    /// The incoming side at a place: `nil` is undefined.
-    typealias Incoming = Node?
+    /// The incoming side at a place: a node index, -1 for undefined.
+    typealias Incoming = Int32
+
+    @inline(__always) func truthy(_ incoming: Incoming) -> Bool { incoming >= 0 && nodes[Int(incoming)].truthy }
 
     /// `incoming && incoming[key]` for an object member; bails where JavaScript would index
     /// a string or an array by name.
     @inline(__always) func member(_ incoming: Incoming, _ key: (UnsafePointer<UInt8>, Int)) throws(Bail) -> Incoming {
-      guard let node = incoming, node.truthy else { return incoming }
+      guard incoming >= 0 else { return incoming }
+      let node = nodes[Int(incoming)]
+      guard node.truthy else { return incoming }
       switch node.kind {
       case .object:
-        for (index, candidate) in node.keys.enumerated() where Self.same(candidate, key) {
-          return node.children[index]
+        var index = node.firstChild
+        let stop = index + node.childCount
+        while index < stop {
+          let child = children[index]
+          if child.keyLength == key.1 && (key.1 == 0 || memcmp(pool + child.key, key.0, key.1) == 0) { return child.node }
+          index += 1
         }
-        return nil
-      case .number, .bool: return nil
+        return -1
+      case .number, .bool: return -1
       case .string, .array, .null: throw Bail()
       }
     }
 
     /// `incoming && incoming[index]` for an array element.
     @inline(__always) func element(_ incoming: Incoming, _ index: Int) throws(Bail) -> Incoming {
-      guard let node = incoming, node.truthy else { return incoming }
+      guard incoming >= 0 else { return incoming }
+      let node = nodes[Int(incoming)]
+      guard node.truthy else { return incoming }
       switch node.kind {
-      case .array: return index < node.children.count ? node.children[index] : nil
-      case .number, .bool: return nil
+      case .array: return index < node.childCount ? children[node.firstChild + index].node : -1
+      case .number, .bool: return -1
       case .string, .object, .null: throw Bail()
       }
     }
 
     /// Walks a stored value against the incoming one, as `checkValueOrCallNext` does.
     mutating func compare(_ incoming: Incoming, key leafKey: (UnsafePointer<UInt8>, Int)) throws(Bail) {
-      if sum > owner.config.maxUnmatchedAttrs { return try skipValue() }
+      if sum > maximum { return try skipValue() }
       switch try peek() {
       case UInt8(ascii: "{"):
         p += 1
-        try enter()
-        skipWhitespace()
-        if try peek() == UInt8(ascii: "}") {
-          p += 1
-        } else {
-          while true {
-            let name = try key()
-            if sum > owner.config.maxUnmatchedAttrs {
-              try skipValue()
-            } else {
-              try compare(try member(incoming, name), key: name)
-            }
-            skipWhitespace()
-            let byte = try peek()
-            p += 1
-            if byte == UInt8(ascii: "}") { break }
-            guard byte == UInt8(ascii: ",") else { throw Bail() }
-            skipWhitespace()
+        try members { (scanner, name) throws(Bail) in
+          if scanner.sum > scanner.maximum {
+            try scanner.skipValue()
+          } else {
+            try scanner.compare(try scanner.member(incoming, name), key: name)
           }
         }
-        depth -= 1
       case UInt8(ascii: "["):
         p += 1
-        depth += 1
-        if depth > 512 { throw Bail() }
-        skipWhitespace()
-        if try peek() == UInt8(ascii: "]") {
-          p += 1
-        } else {
-          var index = 0
-          while true {
-            if sum > owner.config.maxUnmatchedAttrs {
-              try skipValue()
-            } else {
-              try compare(try element(incoming, index), key: leafKey)
-            }
-            index += 1
-            skipWhitespace()
-            let byte = try peek()
-            p += 1
-            if byte == UInt8(ascii: "]") { break }
-            guard byte == UInt8(ascii: ",") else { throw Bail() }
-            skipWhitespace()
+        try elements { (scanner, index) throws(Bail) in
+          if scanner.sum > scanner.maximum {
+            try scanner.skipValue()
+          } else {
+            try scanner.compare(try scanner.element(incoming, index), key: leafKey)
           }
         }
-        depth -= 1
       default:
         if try !leafEquals(incoming) { mismatch(leafKey) }
       }
@@ -399,23 +536,24 @@ public final class FastMatcher {
 
     /// Reads a leaf and compares it with `!==`.
     mutating func leafEquals(_ incoming: Incoming) throws(Bail) -> Bool {
+      let node: FlatNode? = incoming >= 0 ? nodes[Int(incoming)] : nil
       switch try peek() {
       case UInt8(ascii: "\""):
         let text = try string()
-        guard let node = incoming, node.kind == .string, node.bytes.count == text.1 else { return false }
-        return Self.same(node.bytes, text)
+        guard let node, node.kind == .string, node.length == text.1 else { return false }
+        return text.1 == 0 || memcmp(pool + node.bytes, text.0, text.1) == 0
       case UInt8(ascii: "t"):
         try literal("true")
-        return incoming?.kind == .bool && incoming!.bool
+        return node?.kind == .bool && node!.bool
       case UInt8(ascii: "f"):
         try literal("false")
-        return incoming?.kind == .bool && !incoming!.bool
+        return node?.kind == .bool && !node!.bool
       case UInt8(ascii: "n"):
         try literal("null")
-        return incoming?.kind == .null
+        return node?.kind == .null
       case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
         let value = try number()
-        return incoming?.kind == .number && incoming!.number == value
+        return node?.kind == .number && node!.number == value
       default:
         throw Bail()
       }
@@ -423,99 +561,90 @@ public final class FastMatcher {
 
     mutating func mismatch(_ key: (UnsafePointer<UInt8>, Int)) {
       var weight = 1.0
-      for (name, value) in owner.weights where Self.same(name, key) {
-        weight = value
-        break
+      for entry in owner.weightKeys where entry.1 == key.1 {
+        if key.1 == 0 || memcmp(pool + entry.0, key.0, key.1) == 0 {
+          weight = entry.2
+          break
+        }
       }
       sum += weight
-      mismatchedKeys.append(String(decoding: UnsafeBufferPointer(start: key.0, count: key.1), as: UTF8.self))
+      if mismatchCount < owner.mismatches.count {
+        owner.mismatches[mismatchCount] = owner.intern(key)
+        mismatchCount += 1
+      }
     }
 
     // MARK: The profile
 
-    mutating func profile() throws(Bail) -> Result {
+    mutating func profile() throws(Bail) -> Outcome {
       skipWhitespace()
       guard try peek() == UInt8(ascii: "{") else { throw Bail() }
       p += 1
-      try enter()
+      let config = owner.config
+      let incomingIdentifier = owner.identifier
+      let incomingMetadata = owner.metadata
       var identifierSeen = false
-      var identifierEqual = owner.identifier == nil  // undefined === undefined
+      var identifierEqual = incomingIdentifier < 0  // undefined === undefined
       var metadataStart: UnsafePointer<UInt8>?
       var metadataCompared = false
       var latitude = Double.nan
       var longitude = Double.nan
       var locationSeen = false
-      skipWhitespace()
-      if try peek() == UInt8(ascii: "}") {
-        p += 1
-      } else {
-        while true {
-          let name = try key()
-          if name.1 == 10 && memcmp(name.0, "identifier", 10) == 0 {
-            identifierSeen = true
-            identifierEqual = try identifierEquals()
-          } else if name.1 == 8 && memcmp(name.0, "metadata", 8) == 0 {
-            guard try peek() == UInt8(ascii: "{") else { throw Bail() }
-            metadataStart = p
-            if identifierSeen && identifierEqual && owner.config.matchMetadata {
-              try compare(owner.metadata, key: name)
-              metadataCompared = true
-            } else {
-              try skipValue()
-            }
-          } else if name.1 == 8 && memcmp(name.0, "location", 8) == 0 {
-            locationSeen = true
-            (latitude, longitude) = try location()
+      try members { (scanner, name) throws(Bail) in
+        if name.1 == 10 && memcmp(name.0, "identifier", 10) == 0 {
+          identifierSeen = true
+          identifierEqual = try scanner.identifierEquals(incomingIdentifier)
+        } else if name.1 == 8 && memcmp(name.0, "metadata", 8) == 0 {
+          guard try scanner.peek() == UInt8(ascii: "{") else { throw Bail() }
+          metadataStart = scanner.p
+          if identifierSeen && identifierEqual && config.matchMetadata {
+            try scanner.compare(incomingMetadata, key: name)
+            metadataCompared = true
           } else {
-            try skipValue()
+            try scanner.skipValue()
           }
-          skipWhitespace()
-          let byte = try peek()
-          p += 1
-          if byte == UInt8(ascii: "}") { break }
-          guard byte == UInt8(ascii: ",") else { throw Bail() }
-          skipWhitespace()
+        } else if name.1 == 8 && memcmp(name.0, "location", 8) == 0 {
+          locationSeen = true
+          (latitude, longitude) = try scanner.location()
+        } else {
+          try scanner.skipValue()
         }
       }
-      depth -= 1
       skipWhitespace()
       guard p == end else { throw Bail() }
-      guard identifierEqual && (identifierSeen || owner.identifier == nil) else {
-        return Result(outcome: .unknownDevice, mismatchedKeys: [])
-      }
+      guard identifierEqual && (identifierSeen || incomingIdentifier < 0) else { return .unknownDevice }
       var matches = true
-      if owner.config.matchMetadata {
+      if config.matchMetadata {
         // Missing stored metadata throws in the script: the general path reports it.
         guard let metadataStart else { throw Bail() }
         if !metadataCompared {
           p = metadataStart
-          depth = 1
-          try compare(owner.metadata, key: (metadataStart, 0))
+          try compare(incomingMetadata, key: (metadataStart, 0))
         }
-        matches = sum <= owner.config.maxUnmatchedAttrs
+        matches = sum <= maximum
       }
-      if owner.config.matchLocation {
+      if config.matchLocation {
         guard locationSeen else { throw Bail() }
         let distance = Geolib.distance(
           fromLatitude: owner.incomingLatitude, fromLongitude: owner.incomingLongitude, toLatitude: latitude,
           toLongitude: longitude)
-        matches = matches && distance < owner.config.allowedRadius
+        matches = matches && distance < config.allowedRadius
       }
-      return Result(outcome: matches ? .true : .false, mismatchedKeys: mismatchedKeys)
+      return matches ? .true : .false
     }
 
     /// `incoming.identifier === stored.identifier` for the stored value at `p`.
-    mutating func identifierEquals() throws(Bail) -> Bool {
+    mutating func identifierEquals(_ incoming: Incoming) throws(Bail) -> Bool {
       switch try peek() {
       case UInt8(ascii: "{"), UInt8(ascii: "["):
         try skipValue()
         return false
       default:
-        guard let node = owner.identifier, node.kind != .object, node.kind != .array else {
+        guard incoming >= 0, nodes[Int(incoming)].kind != .object, nodes[Int(incoming)].kind != .array else {
           try skipValue()
           return false
         }
-        return try leafEquals(node)
+        return try leafEquals(incoming)
       }
     }
 
@@ -523,44 +652,23 @@ public final class FastMatcher {
     mutating func location() throws(Bail) -> (Double, Double) {
       guard try peek() == UInt8(ascii: "{") else { throw Bail() }
       p += 1
-      try enter()
       // Ranks in geolib's key lists (lower wins): lat 0, latitude 1; lng 0, lon 1, longitude 2.
       var latitude = (rank: 9, value: Double.nan)
       var longitude = (rank: 9, value: Double.nan)
-      skipWhitespace()
-      if try peek() == UInt8(ascii: "}") {
-        p += 1
-      } else {
-        while true {
-          let name = try key()
-          let latitudeRank = Self.rank(name, ["lat", "latitude"])
-          let longitudeRank = Self.rank(name, ["lng", "lon", "longitude"])
-          if latitudeRank != nil || longitudeRank != nil {
-            let first = try peek()
-            guard first == UInt8(ascii: "-") || first &- 0x30 < 10 else { throw Bail() }
-            let value = try number()
-            if let latitudeRank, latitudeRank < latitude.rank { latitude = (latitudeRank, value) }
-            if let longitudeRank, longitudeRank < longitude.rank { longitude = (longitudeRank, value) }
-          } else {
-            try skipValue()
-          }
-          skipWhitespace()
-          let byte = try peek()
-          p += 1
-          if byte == UInt8(ascii: "}") { break }
-          guard byte == UInt8(ascii: ",") else { throw Bail() }
-          skipWhitespace()
+      try members { (scanner, name) throws(Bail) in
+        let latitudeRank = Self.rank(name, ["lat", "latitude"])
+        let longitudeRank = Self.rank(name, ["lng", "lon", "longitude"])
+        if latitudeRank != nil || longitudeRank != nil {
+          let first = try scanner.peek()
+          guard first == UInt8(ascii: "-") || first &- 0x30 < 10 else { throw Bail() }
+          let value = try scanner.number()
+          if let latitudeRank, latitudeRank < latitude.rank { latitude = (latitudeRank, value) }
+          if let longitudeRank, longitudeRank < longitude.rank { longitude = (longitudeRank, value) }
+        } else {
+          try scanner.skipValue()
         }
       }
-      depth -= 1
       return (latitude.value, longitude.value)
-    }
-
-    /// Whether `bytes` equals the raw text `key`.
-    @inline(__always) static func same(_ bytes: [UInt8], _ key: (UnsafePointer<UInt8>, Int)) -> Bool {
-      guard bytes.count == key.1 else { return false }
-      if key.1 == 0 { return true }
-      return bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, key.0, key.1) == 0 }
     }
 
     static func rank(_ key: (UnsafePointer<UInt8>, Int), _ names: [StaticString]) -> Int? {

@@ -36,6 +36,7 @@ struct Replay {
       return report
     }
     let fast = summary ? FastMatcher(matcher: matcher, incoming: incoming) : nil
+    var fastTotals = FastMatcher.Totals()
     var decided = false
     var index = -1
     var skippedWarnings = 0
@@ -54,9 +55,8 @@ struct Replay {
 
       // The fast path answers the common case (a plain object profile) without building
       // a tree; anything unusual falls back to the general path, which is the reference.
-      if let fast, let quick = fast.match(entry.bytes) {
-        report.totals.count(quick)
-        if !decided && quick.outcome != .unknownDevice {
+      if let fast, let quick = fast.count(entry.bytes, into: &fastTotals) {
+        if !decided && quick != .unknownDevice {
           decided = true
           report.decision = matcher.match(incoming: incoming, stored: try! ProfileText.parse(entry.bytes, unwrapString: entry.isArrayElement).get())
           report.decision.storedIndex = index
@@ -94,6 +94,7 @@ struct Replay {
         output.result(result, source: source, index: index, config: configSource, incoming: incoming)
       }
     }
+    if let fast { report.totals.merge(fastTotals, names: fast.keyNames) }
     if skippedWarnings > Self.warningLimit {
       warn("\(storedName): \(skippedWarnings - Self.warningLimit) more stored entries were not JSON and were skipped")
     }
@@ -122,9 +123,13 @@ struct Totals {
     add(metadata.mismatches.map { $0.key ?? "undefined" })
   }
 
-  mutating func count(_ quick: FastMatcher.Result) {
-    outcomes[quick.outcome, default: 0] += 1
-    add(quick.mismatchedKeys)
+  mutating func merge(_ fast: FastMatcher.Totals, names: [String]) {
+    for outcome in Outcome.allCases { outcomes[outcome, default: 0] += fast[outcome] }
+    for (id, count) in fast.keyCounts.enumerated() where count > 0 {
+      let key = names[id]
+      if keys[key] == nil { keyOrder.append(key) }
+      keys[key, default: 0] += count
+    }
   }
 
   /// Counts each key once per profile.
