@@ -182,6 +182,10 @@ public final class FastMatcher {
     mismatches.deallocate()
   }
 
+  /// Whether the incoming profile allows the fast path at all (an object, not an array of
+  /// metadata, with a readable location when locations are matched).
+  public var isEnabled: Bool { enabled }
+
   /// The answer for one stored entry, or nil when the general path must decide.
   public func match(_ bytes: UnsafeBufferPointer<UInt8>) -> Result? {
     guard let (outcome, count) = scan(bytes) else { return nil }
@@ -677,5 +681,77 @@ public final class FastMatcher {
       }
       return nil
     }
+  }
+}
+
+extension FastMatcher {
+  /// A stored entry placed within its block (one the fast path left to the general path, or
+  /// the first one it decided).
+  public struct Deferred {
+    /// Position of the entry among the block's entries.
+    public var ordinal: Int
+    public var offset: Int
+    public var length: Int
+    /// 0-based line within the block and 1-based column.
+    public var line: Int
+    public var column: Int
+  }
+
+  /// What `scanLines` found in a block of JSON Lines.
+  public struct BlockReport {
+    public var entries = 0
+    /// The first entry the fast path answered true/false, if any.
+    public var firstDecided: Deferred?
+    public var deferred: [Deferred] = []
+
+    public init() {}
+  }
+
+  /// Matches every line of a block of JSON Lines (whole lines), splitting them the way
+  /// `StoredProfileReader.next()` does: leading blank space and blank lines are skipped.
+  public func scanLines(_ block: UnsafeBufferPointer<UInt8>, totals: inout Totals) -> BlockReport {
+    var report = BlockReport()
+    guard let base = block.baseAddress else { return report }
+    let stop = base + block.count
+    var cursor = base
+    var line = 0
+    var lineStart = base
+    while cursor < stop {
+      let byte = cursor.pointee
+      if byte == 0x0A {
+        line += 1
+        cursor += 1
+        lineStart = cursor
+        continue
+      }
+      if byte == 0x0D || byte == 0x20 || byte == 0x09 {
+        cursor += 1
+        continue
+      }
+      let lineEnd: UnsafePointer<UInt8>
+      if let found = memchr(cursor, 0x0A, stop - cursor) {
+        lineEnd = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+      } else {
+        lineEnd = stop
+      }
+      let entry = UnsafeBufferPointer(start: cursor, count: lineEnd - cursor)
+      func placed() -> Deferred {
+        var column = 1
+        var scan = lineStart
+        while scan < cursor {
+          if scan.pointee & 0xC0 != 0x80 { column += 1 }
+          scan += 1
+        }
+        return Deferred(ordinal: report.entries, offset: cursor - base, length: lineEnd - cursor, line: line, column: column)
+      }
+      if let outcome = count(entry, into: &totals) {
+        if report.firstDecided == nil && outcome != .unknownDevice { report.firstDecided = placed() }
+      } else {
+        report.deferred.append(placed())
+      }
+      report.entries += 1
+      cursor = lineEnd
+    }
+    return report
   }
 }

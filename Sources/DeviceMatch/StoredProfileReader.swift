@@ -312,6 +312,64 @@ public final class StoredProfileReader {
     }
   }
 
+  /// Sniffs the layout without consuming an entry.
+  public func detectLayout() throws(StoredReadError) -> StoredLayout {
+    if case .sniff = state { try sniff() }
+    return layout ?? .single
+  }
+
+  /// For JSON Lines: appends whole lines, about `limit` bytes, to `block` (cleared first) and
+  /// returns the line number and offset of its first byte; nil at the end. Lets callers
+  /// split and match lines in parallel; do not mix with `next()` on the same reader.
+  public func nextLines(into block: inout [UInt8], limit: Int) throws(StoredReadError) -> (line: Int, offset: Int)? {
+    guard case .jsonLines = state else { return nil }
+    block.removeAll(keepingCapacity: true)
+    while end - start < limit {
+      if try !fill() { break }
+    }
+    guard end > start else {
+      state = .done
+      return nil
+    }
+    var length = end - start
+    if !eof || length > limit {
+      // Cut after the last newline (a line longer than the buffer keeps growing it).
+      let window = min(length, limit)
+      var cut = window
+      while cut > 0 && buffer[start + cut - 1] != 0x0A { cut -= 1 }
+      if cut == 0 {
+        while true {
+          if let found = memchr(buffer.baseAddress! + start, 0x0A, end - start) {
+            cut = UnsafeMutablePointer<UInt8>(found.assumingMemoryBound(to: UInt8.self)) - (buffer.baseAddress! + start) + 1
+            break
+          }
+          if end - start > StoredProfileReader.maxEntryBytes { throw error("a line is longer than 64 MiB") }
+          if try !fill() {
+            cut = end - start
+            break
+          }
+        }
+      }
+      length = cut
+    }
+    block.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress! + start, count: length))
+    let first = (line, offset)
+    var newlines = 0
+    block.withUnsafeBufferPointer { bytes in
+      var cursor = bytes.baseAddress!
+      let stop = cursor + bytes.count
+      while cursor < stop, let found = memchr(cursor, 0x0A, stop - cursor) {
+        newlines += 1
+        cursor = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) + 1
+      }
+    }
+    line += newlines
+    column = 1
+    offset += length
+    start += length
+    return first
+  }
+
   /// Decides the layout from the first bytes.
   func sniff() throws(StoredReadError) {
     try skipWhitespace()

@@ -389,3 +389,50 @@ import Testing
     }
   }
 }
+
+/// The parallel `--summary` path over JSON Lines against the serial `--each` path.
+@Suite struct MatchParallelSummaryTests {
+  @Test("--summary in parallel blocks agrees with --each: counts, decision and warning positions", arguments: [64, 700, 5000, 1 << 20])
+  func parallelBlocksAgree(blockSize: Int) throws {
+    let good = JSONWriter.compact(MatchCommandTests.incoming)
+    let other = JSONWriter.compact(MatchCommandTests.drifted([], identifier: "x"))
+    let cpu = JSONWriter.compact(MatchCommandTests.drifted([("hardware", "cpu", 2)]))
+    let deferred = #"{"identifier": "dev-1", "metadata": {"0": 1}, "location": {"latitude": "52.52", "longitude": 13.4}}"#
+    var lines: [String] = []
+    for index in 0..<300 {
+      switch index % 13 {
+      case 0: lines.append(other)
+      case 3: lines.append("not json \(index)")
+      case 5: lines.append(deferred)
+      case 7: lines.append("")
+      case 9: lines.append("   " + cpu)
+      default: lines.append(index % 2 == 0 ? good : cpu)
+      }
+    }
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    try MatchCommandTests.config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+    try lines.joined(separator: "\n").write(toFile: directory + "/stored.jsonl", atomically: true, encoding: .utf8)
+    try good.write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    let common = ["match", "--config", directory + "/config.json", directory + "/stored.jsonl", directory + "/p.json"]
+    let each = try run(common + ["--each", "--json"])
+    var counts: [String: Double] = [:]
+    for line in each.stdout.split(separator: "\n") {
+      counts[try JSONParser.parse(String(line))["outcome"]!.stringValue!, default: 0] += 1
+    }
+    let summary = try run(common + ["--summary", "--json"], environment: ["FR_PROFILE_MATCH_BLOCK": String(blockSize)])
+    let totals = try JSONParser.parse(summary.stdout)
+    #expect(summary.status == each.status)
+    #expect(totals["trueCount"]?.numberValue == counts["true"] ?? 0)
+    #expect(totals["falseCount"]?.numberValue == counts["false"] ?? 0)
+    #expect(totals["errorCount"]?.numberValue == counts["error"] ?? 0)
+    #expect(totals["skipped"] == 23)
+    #expect(totals["read"] == 277)
+    #expect(totals["decidedBy"]?.stringValue?.hasSuffix("stored.jsonl:2:1") == true)
+    // The serial path prints at most 20 warnings; the parallel one must name the same lines.
+    let serialWarnings = each.stderr.split(separator: "\n").filter { $0.contains("skipped") }
+    let parallelWarnings = summary.stderr.split(separator: "\n").filter { $0.contains("skipped") }
+    #expect(serialWarnings == parallelWarnings)
+    #expect(parallelWarnings.first?.contains("stored.jsonl:4:2: unexpected") == true)
+  }
+}

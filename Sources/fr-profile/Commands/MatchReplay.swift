@@ -3,6 +3,7 @@
 #elseif canImport(Musl)
   import Musl
 #endif
+import Dispatch
 import DeviceMatch
 import ProfileJSON
 
@@ -36,6 +37,22 @@ struct Replay {
       return report
     }
     let fast = summary ? FastMatcher(matcher: matcher, incoming: incoming) : nil
+    if let fast, fast.isEnabled {
+      let layout: StoredLayout
+      do {
+        layout = try reader.detectLayout()
+      } catch {
+        warn("\(storedName):\(error.line):\(error.column): \(error.message); no further stored profiles read")
+        report.totals.unreadable = true
+        output.summary(report.totals, decision: report.decision, decisionSource: nil)
+        return report
+      }
+      if layout == .jsonLines {
+        try parallelSummary(reader: reader, storedName: storedName, incoming: incoming, report: &report)
+        output.summary(report.totals, decision: report.decision, decisionSource: report.decisionSource)
+        return report
+      }
+    }
     var fastTotals = FastMatcher.Totals()
     var decided = false
     var index = -1
@@ -104,6 +121,104 @@ struct Replay {
       output.result(report.decision, source: nil, index: nil, config: configSource, incoming: incoming)
     }
     return report
+  }
+}
+
+/// One core's share of a parallel replay.
+final class ReplayWorker: @unchecked Sendable {
+  let fast: FastMatcher
+  var block: [UInt8] = []
+  var totals = FastMatcher.Totals()
+  var report = FastMatcher.BlockReport()
+  var start = (line: 1, offset: 0)
+
+  init(_ fast: FastMatcher) { self.fast = fast }
+}
+
+extension Replay {
+  /// `--summary` over JSON Lines on every core: blocks of whole lines are matched by the fast
+  /// path in parallel; entries it leaves over go through the general path here, in order,
+  /// so warnings and the script's decision (the first stored profile with the identifier)
+  /// come out exactly as in the serial path.
+  func parallelSummary(reader: StoredProfileReader, storedName: String, incoming: JSON, report: inout Report) throws {
+    let cores = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    let workers = (0..<cores).map { _ in ReplayWorker(FastMatcher(matcher: matcher, incoming: incoming)) }
+    // Block size per core; FR_PROFILE_MATCH_BLOCK (bytes) lets tests cross block boundaries.
+    var blockSize = 1 << 20
+    if let text = getenv("FR_PROFILE_MATCH_BLOCK"), let size = Int(String(cString: text)), size > 0 { blockSize = size }
+    var decided = false
+    var base = 0
+    var skippedWarnings = 0
+    while true {
+      var filled = 0
+      do {
+        for worker in workers {
+          guard let start = try reader.nextLines(into: &worker.block, limit: blockSize) else { break }
+          worker.start = start
+          filled += 1
+        }
+      } catch {
+        warn("\(storedName):\(error.line):\(error.column): \(error.message); no further stored profiles read")
+        report.totals.unreadable = true
+      }
+      if filled == 0 { break }
+      DispatchQueue.concurrentPerform(iterations: filled) { index in
+        let worker = workers[index]
+        worker.block.withUnsafeBufferPointer { worker.report = worker.fast.scanLines($0, totals: &worker.totals) }
+      }
+      for worker in workers.prefix(filled) {
+        let block = worker.report
+        report.totals.read += block.entries
+        func source(_ entry: FastMatcher.Deferred) -> String {
+          "\(storedName):\(worker.start.line + entry.line):\(entry.column)"
+        }
+        func general(_ entry: FastMatcher.Deferred) -> MatchResult? {
+          worker.block.withUnsafeBufferPointer { bytes in
+            let text = UnsafeBufferPointer(rebasing: bytes[entry.offset..<entry.offset + entry.length])
+            switch ProfileText.parse(
+              text, line: worker.start.line + entry.line, column: entry.column, offset: worker.start.offset + entry.offset)
+            {
+            case .success(let stored): return matcher.match(incoming: incoming, stored: stored)
+            case .failure(let error):
+              report.totals.skipped += 1
+              if skippedWarnings < Self.warningLimit {
+                warn("\(storedName):\(error.line):\(error.column): \(error.message) (stored entry #\(base + entry.ordinal) skipped, as the script does)")
+              }
+              skippedWarnings += 1
+              return nil
+            }
+          }
+        }
+        for entry in block.deferred {
+          if !decided, let first = block.firstDecided, first.ordinal < entry.ordinal {
+            decided = true
+            report.decision = general(first)!
+            report.decision.storedIndex = base + first.ordinal
+            report.decisionSource = source(first)
+          }
+          guard var result = general(entry) else { continue }
+          result.storedIndex = base + entry.ordinal
+          report.totals.count(result)
+          if !decided && result.outcome != .unknownDevice {
+            decided = true
+            report.decision = result
+            report.decisionSource = source(entry)
+          }
+        }
+        if !decided, let first = block.firstDecided {
+          decided = true
+          report.decision = general(first)!
+          report.decision.storedIndex = base + first.ordinal
+          report.decisionSource = source(first)
+        }
+        base += block.entries
+      }
+      if report.totals.unreadable { break }
+    }
+    for worker in workers { report.totals.merge(worker.totals, names: worker.fast.keyNames) }
+    if skippedWarnings > Self.warningLimit {
+      warn("\(storedName): \(skippedWarnings - Self.warningLimit) more stored entries were not JSON and were skipped")
+    }
   }
 }
 
