@@ -99,7 +99,7 @@ public final class StoredProfileReader {
       end = count
     }
     if end == buffer.count {
-      guard buffer.count < StoredProfileReader.maxEntryBytes * 2 else {
+      guard buffer.count < StoredProfileReader.maxEntryBytes else {
         throw StoredReadError(
           message: "an entry is larger than \(StoredProfileReader.maxEntryBytes >> 20) MiB", line: line, column: column)
       }
@@ -403,10 +403,43 @@ public final class StoredProfileReader {
     }
   }
 
+  /// Whether the first line is exactly one complete JSON value (by structure) and non-blank
+  /// text follows it: then the file is JSON Lines. Looks no further than the first line.
   func firstLineHoldsOneValueAndMoreFollows() throws(StoredReadError) -> Bool {
-    let length = try valueLength()
-    guard length > 0 else { return false }
-    var index = length
+    var index = 0
+    var depth = 0
+    var inString = false
+    var started = false
+    // Find where the first value ends, giving up at the first newline.
+    scan: while try available(index) {
+      let byte = buffer[start + index]
+      index += 1
+      if byte == 0x0A { return false }
+      if inString {
+        if byte == UInt8(ascii: "\\") {
+          index += 1
+        } else if byte == UInt8(ascii: "\"") {
+          inString = false
+          if depth == 0 { break scan }
+        }
+        continue
+      }
+      switch byte {
+      case UInt8(ascii: "\""):
+        inString = true
+        started = true
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        depth += 1
+        started = true
+      case UInt8(ascii: "}"), UInt8(ascii: "]"):
+        depth -= 1
+        if depth <= 0 { break scan }
+      case 0x20, 0x09, 0x0D:
+        if started && depth == 0 { break scan }
+      default:
+        started = true
+      }
+    }
     // The rest of the first line must be blank.
     while try available(index) {
       let byte = buffer[start + index]
@@ -414,8 +447,6 @@ public final class StoredProfileReader {
       if byte != 0x20 && byte != 0x09 && byte != 0x0D { return false }
       index += 1
     }
-    // Whether the value itself spans lines.
-    for position in 0..<length where buffer[start + position] == 0x0A { return false }
     // More non-blank text after the line?
     while try available(index) {
       switch buffer[start + index] {

@@ -145,7 +145,7 @@ extension Replay {
     let workers = (0..<cores).map { _ in ReplayWorker(FastMatcher(matcher: matcher, incoming: incoming)) }
     // Block size per core; FR_PROFILE_MATCH_BLOCK (bytes) lets tests cross block boundaries.
     var blockSize = 1 << 20
-    if let text = getenv("FR_PROFILE_MATCH_BLOCK"), let size = Int(String(cString: text)), size > 0 { blockSize = size }
+    if let text = getenv("FR_PROFILE_MATCH_BLOCK"), let size = Int(String(cString: text)), size > 0 { blockSize = min(size, 8 << 20) }
     var decided = false
     var base = 0
     var skippedWarnings = 0
