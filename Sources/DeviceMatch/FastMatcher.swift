@@ -237,6 +237,13 @@ public final class FastMatcher {
     return Int32(keyBytes.count - 1)
   }
 
+  /// 10^0 … 10^22, all exact doubles.
+  static let powersOfTen: [Double] = (0...22).map { exponent in
+    var value = 1.0
+    for _ in 0..<exponent { value *= 10 }
+    return value
+  }
+
   /// Bails out of the fast path.
   struct Bail: Error {}
 
@@ -290,6 +297,16 @@ public final class FastMatcher {
     @inline(__always) mutating func string() throws(Bail) -> (UnsafePointer<UInt8>, Int) {
       p += 1
       let start = p
+      // Eight bytes at a time while none is a quote, a backslash, a control or a non-ASCII byte.
+      let ones: UInt64 = 0x0101_0101_0101_0101
+      while end - p >= 8 {
+        let v = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
+        let quote = v ^ (ones &* 0x22)
+        let backslash = v ^ (ones &* 0x5C)
+        let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((v &- ones &* 0x20) & ~v) | v
+        if special & (ones &* 0x80) != 0 { break }
+        p += 8
+      }
       while p < end {
         let byte = p.pointee
         if byte == 0x22 {
@@ -343,11 +360,16 @@ public final class FastMatcher {
         }
       }
       var simple = true
+      var fractionDigits = 0
       if p < end, p.pointee == UInt8(ascii: ".") {
-        simple = false
         p += 1
         guard p < end, p.pointee &- 0x30 < 10 else { throw Bail() }
-        while p < end, p.pointee &- 0x30 < 10 { p += 1 }
+        while p < end, p.pointee &- 0x30 < 10 {
+          mantissa = mantissa &* 10 &+ UInt64(p.pointee &- 0x30)
+          digits += 1
+          fractionDigits += 1
+          p += 1
+        }
       }
       if p < end, p.pointee | 0x20 == UInt8(ascii: "e") {
         simple = false
@@ -356,8 +378,10 @@ public final class FastMatcher {
         guard p < end, p.pointee &- 0x30 < 10 else { throw Bail() }
         while p < end, p.pointee &- 0x30 < 10 { p += 1 }
       }
-      if simple && digits <= 15 {
-        let value = Double(mantissa)
+      if simple && digits <= 15 && fractionDigits <= 22 {
+        // Clinger's fast path: both operands are exact doubles, so one IEEE division is the
+        // correctly rounded value of the literal.
+        let value = fractionDigits == 0 ? Double(mantissa) : Double(mantissa) / FastMatcher.powersOfTen[fractionDigits]
         return start.pointee == UInt8(ascii: "-") ? -value : value
       }
       let length = p - start

@@ -291,13 +291,18 @@ private struct Parser {
       }
     }
     var simple = true
+    var fractionDigits = 0
     if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
-      simple = false
       position += 1
       guard position < bytes.count, isDigit(bytes[position]) else {
         throw unexpected(at: position, expecting: "a digit after '.'")
       }
-      while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+      while position < bytes.count, isDigit(bytes[position]) {
+        if digits < 19 { mantissa = mantissa &* 10 &+ UInt64(bytes[position] &- 0x30) }
+        digits += 1
+        fractionDigits += 1
+        position += 1
+      }
     }
     if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
       simple = false
@@ -310,10 +315,11 @@ private struct Parser {
       }
       while position < bytes.count, isDigit(bytes[position]) { position += 1 }
     }
-    // Integers below 2^53 convert exactly; everything else goes through the correctly
-    // rounded decimal conversion of the standard library.
-    if simple && digits <= 15 {
-      let magnitude = Double(mantissa)
+    // Up to 15 significant digits and 22 decimals the value is an exact double divided by an
+    // exact power of ten, which one IEEE division rounds correctly (Clinger's fast path);
+    // everything else goes through the correctly rounded conversion of the standard library.
+    if simple && digits <= 15 && fractionDigits <= 22 {
+      let magnitude = fractionDigits == 0 ? Double(mantissa) : Double(mantissa) / Parser.powersOfTen[fractionDigits]
       return negative ? -magnitude : magnitude
     }
     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
@@ -322,6 +328,13 @@ private struct Parser {
   }
 
   @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
+
+  /// 10^0 … 10^22, all exact doubles.
+  static let powersOfTen: [Double] = (0...22).map { exponent in
+    var value = 1.0
+    for _ in 0..<exponent { value *= 10 }
+    return value
+  }
 
   // MARK: Strings
 

@@ -40,6 +40,24 @@ import ProfileJSON
     #expect(answered >= 7)
   }
 
+  @Test("the fast path reads number literals exactly as the parser does")
+  func numbersAgree() throws {
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<3000 {
+      let digits = String(UInt64.random(in: 0...999_999_999_999_999_999, using: &generator))
+      let split = Int.random(in: 1...digits.count, using: &generator)
+      var text = String(digits.prefix(split)).replacing(/^0+(?=\d)/, with: "")
+      if split < digits.count { text += "." + digits.dropFirst(split) }
+      if Bool.random(using: &generator) { text += "e" + String(Int.random(in: -30...30, using: &generator)) }
+      let incoming: JSON = ["identifier": "d", "metadata": ["x": .number(Double(text)!)], "location": ["lat": 1, "lng": 1]]
+      let stored = #"{"identifier": "d", "metadata": {"x": \#(text)}, "location": {"lat": 1, "lng": 1}}"#
+      let fast = FastMatcher(matcher: DeviceMatcher(), incoming: incoming)
+      let quick = Array(stored.utf8).withUnsafeBufferPointer { fast.match($0) }
+      #expect(quick?.outcome == .true, "\(text)")
+      #expect(try JSONParser.parse(text).numberValue == Double(text))
+    }
+  }
+
   @Test("anything unusual is left to the general path", arguments: [
     "null", "[1]", #""{}""#, #"{"identifier": "d", "metadata": {"0": 1}}"#, #"{"identifier": "d", "identifier": "d"}"#,
     #"{"identifier": "d\u0000"}"#, #"{"identifier": "d", "metadata": {"a": 1}"#, #"{"identifier": "d"} x"#,

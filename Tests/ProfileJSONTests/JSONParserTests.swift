@@ -44,6 +44,21 @@ import ProfileJSON
     #expect(try JSONParser.parse("123456789012345678901234567890") == .number(1.2345678901234568e29))
   }
 
+  @Test("decimal literals round exactly like the standard library's conversion")
+  func decimalsRoundCorrectly() throws {
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<20_000 {
+      let integer = String(UInt64.random(in: 0...999_999_999, using: &generator))
+      let fraction = String(UInt64.random(in: 0...9_999_999_999, using: &generator))
+      let places = Int.random(in: 1...12, using: &generator)
+      let text = (Bool.random(using: &generator) ? "-" : "") + integer + "." + String(fraction.prefix(places))
+      #expect(try JSONParser.parse(text).numberValue == Double(text), "\(text)")
+    }
+    #expect(try JSONParser.parse("52.520008") == .number(52.520008))
+    #expect(try JSONParser.parse("0.1") == .number(0.1))
+    #expect(try JSONParser.parse("0.0000000000000000000001") == .number(1e-22))
+  }
+
   @Test("huge numbers become infinity, tiny ones zero, as in JavaScript")
   func hugeNumbers() throws {
     #expect(try JSONParser.parse("1e400") == .number(.infinity))
