@@ -132,22 +132,44 @@ public final class StoredProfileReader {
     return true
   }
 
-  /// Consumes `count` bytes, keeping line and column.
+  /// Consumes `count` bytes, keeping line and column (columns count characters).
   func advance(_ count: Int) {
-    var index = start
-    let stop = start + count
-    while index < stop {
-      let byte = buffer[index]
-      if byte == 0x0A {
-        line += 1
-        column = 1
-      } else if byte & 0xC0 != 0x80 {
-        column += 1
-      }
-      index += 1
+    let base = UnsafePointer(buffer.baseAddress! + start)
+    let stop = base + count
+    var cursor = base
+    var newlines = 0
+    var lineStart: UnsafePointer<UInt8>?
+    while cursor < stop, let found = memchr(cursor, 0x0A, stop - cursor) {
+      newlines += 1
+      cursor = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) + 1
+      lineStart = cursor
+    }
+    if let lineStart {
+      line += newlines
+      column = 1 + Self.characters(lineStart, stop)
+    } else {
+      column += Self.characters(base, stop)
     }
     offset += count
-    start = stop
+    start += count
+  }
+
+  /// The number of UTF-8 lead bytes (characters) in `from..<to`, eight bytes at a time.
+  static func characters(_ from: UnsafePointer<UInt8>, _ to: UnsafePointer<UInt8>) -> Int {
+    var cursor = from
+    var continuation = 0
+    let high: UInt64 = 0x8080_8080_8080_8080
+    while to - cursor >= 8 {
+      let v = UnsafeRawPointer(cursor).loadUnaligned(as: UInt64.self)
+      // A continuation byte is 10xxxxxx: high bit set, next bit clear.
+      continuation += (v & high & ~(v << 1)).nonzeroBitCount
+      cursor += 8
+    }
+    while cursor < to {
+      if cursor.pointee & 0xC0 == 0x80 { continuation += 1 }
+      cursor += 1
+    }
+    return (to - from) - continuation
   }
 
   func skipWhitespace() throws(StoredReadError) {
@@ -167,33 +189,42 @@ public final class StoredProfileReader {
   /// strings); invalid text still gets an extent, which the parser then rejects.
   func valueLength() throws(StoredReadError) -> Int {
     guard try available(0) else { return 0 }
-    var index = 0
     let first = buffer[start]
     if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
+      var index = 0
       var depth = 0
       var inString = false
-      while try available(index) {
-        let byte = buffer[start + index]
-        index += 1
-        if inString {
-          if byte == UInt8(ascii: "\\") {
-            index += 1
-          } else if byte == UInt8(ascii: "\"") {
-            inString = false
-          }
+      while true {
+        if start + index >= end {
+          if try !fill() { return end - start }
           continue
         }
-        switch byte {
-        case UInt8(ascii: "\""): inString = true
-        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-          depth -= 1
-          if depth == 0 { return index }
-        default: break
+        // Scan what is buffered without further bounds calls (fill() may move the data).
+        let base = buffer.baseAddress! + start
+        let limit = end - start
+        while index < limit {
+          let byte = base[index]
+          index += 1
+          if inString {
+            if byte == UInt8(ascii: "\\") {
+              index += 1
+            } else if byte == UInt8(ascii: "\"") {
+              inString = false
+            }
+            continue
+          }
+          switch byte {
+          case UInt8(ascii: "\""): inString = true
+          case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+          case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            depth -= 1
+            if depth == 0 { return index }
+          default: break
+          }
         }
       }
-      return min(index, end - start)
     }
+    var index = 0
     if first == UInt8(ascii: "\"") {
       index = 1
       while try available(index) {
@@ -202,7 +233,7 @@ public final class StoredProfileReader {
         if byte == UInt8(ascii: "\\") {
           index += 1
         } else if byte == UInt8(ascii: "\"") {
-          return index
+          return min(index, end - start)
         }
       }
       return min(index, end - start)
@@ -404,14 +435,17 @@ public final class StoredProfileReader {
   }
 
   /// Whether the first line is exactly one complete JSON value (by structure) and non-blank
-  /// text follows it: then the file is JSON Lines. Looks no further than the first line.
+  /// text follows it: then the file is JSON Lines. Looks no further than the first line, and
+  /// no further than `sniffLimit` bytes (a one-line AM listing can be huge; a profile is not).
   func firstLineHoldsOneValueAndMoreFollows() throws(StoredReadError) -> Bool {
+    let sniffLimit = 1 << 20
     var index = 0
     var depth = 0
     var inString = false
     var started = false
     // Find where the first value ends, giving up at the first newline.
     scan: while try available(index) {
+      if index >= sniffLimit { return false }
       let byte = buffer[start + index]
       index += 1
       if byte == 0x0A { return false }
@@ -442,6 +476,7 @@ public final class StoredProfileReader {
     }
     // The rest of the first line must be blank.
     while try available(index) {
+      if index >= sniffLimit { return false }
       let byte = buffer[start + index]
       if byte == 0x0A { break }
       if byte != 0x20 && byte != 0x09 && byte != 0x0D { return false }

@@ -436,3 +436,23 @@ import Testing
     #expect(parallelWarnings.first?.contains("stored.jsonl:4:2: unexpected") == true)
   }
 }
+
+@Suite struct MatchLargeInputTests {
+  @Test("a compact one-line AM listing over 1 MiB is streamed element by element")
+  func largeCompactListing() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    let profile = JSONWriter.compact(MatchCommandTests.incoming)
+    let other = JSONWriter.compact(MatchCommandTests.drifted([], identifier: "x"))
+    let listing = "{\"result\":[" + Array(repeating: other, count: 5000).joined(separator: ",") + "," + profile
+      + "],\"resultCount\":5001}\n"
+    #expect(listing.utf8.count > 1 << 20)
+    try listing.write(toFile: directory + "/am.json", atomically: true, encoding: .utf8)
+    try profile.write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    try MatchCommandTests.config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+    let result = try run(["match", "--config", directory + "/config.json", directory + "/am.json", directory + "/p.json"])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("stored profile: #5000 at \(directory)/am.json:1:"))
+    #expect(result.stderr.isEmpty)
+  }
+}
