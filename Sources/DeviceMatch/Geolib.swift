@@ -41,14 +41,16 @@ enum Geolib {
     return Distance(fromLatitude: fromLat, fromLongitude: fromLon, toLatitude: toLat, toLongitude: toLon, metres: metres)
   }
 
-  /// The spherical law of cosines on plain degrees, evaluated in geolib's order, rounded with
-  /// `Math.round`.
+  /// The spherical law of cosines on plain degrees, evaluated in geolib's order with the
+  /// engine's fdlibm sin/cos/acos, rounded with `Math.round`.
   @inline(__always)
   static func distance(fromLatitude: Double, fromLongitude: Double, toLatitude: Double, toLongitude: Double) -> Double {
     let toLat = toRad(toLatitude)
     let fromLat = toRad(fromLatitude)
-    let cosine = sin(toLat) * sin(fromLat) + cos(toLat) * cos(fromLat) * cos(toRad(fromLongitude) - toRad(toLongitude))
-    return JS.round(acos(robustAcos(cosine)) * earthRadius)
+    let cosine =
+      FDLibm.sin(toLat) * FDLibm.sin(fromLat) + FDLibm.cos(toLat) * FDLibm.cos(fromLat)
+      * FDLibm.cos(toRad(fromLongitude) - toRad(toLongitude))
+    return JS.round(FDLibm.acos(robustAcos(cosine)) * earthRadius)
   }
 
   @inline(__always) static func toRad(_ value: Double) -> Double { value * Double.pi / 180 }

@@ -139,6 +139,21 @@ import ProfileJSON
     #expect(throws: JSONParseError.self) { try JSONParser.parse(deeper) }
   }
 
+  @Test("large containers parse in linear time (no copy per append)")
+  func largeContainersAreLinear() throws {
+    let count = 300_000
+    let array = "[" + Array(repeating: "[1,2]", count: count).joined(separator: ",") + "]"
+    let clock = ContinuousClock()
+    var parsed: JSON = .null
+    let elapsed = try clock.measure { parsed = try JSONParser.parse(array) }
+    #expect(parsed.arrayValue?.count == count)
+    #expect(elapsed < .seconds(20))
+    var object = "{"
+    for index in 0..<50_000 { object += "\"k\(index)\": {\"v\": \(index)}," }
+    object += "\"end\": 0}"
+    #expect(try JSONParser.parse(object).objectValue?.count == 50_001)
+  }
+
   @Test func roundTripsThroughTheWriter() throws {
     let text = #"{"b":[1,0.5,"x\n",null,{"c":true}],"a":-3e-7}"#
     #expect(JSONWriter.compact(try JSONParser.parse(text)) == #"{"b":[1,0.5,"x\n",null,{"c":true}],"a":-3e-7}"#)
