@@ -65,7 +65,7 @@ import ProfileJSON
     #expect(try JSONParser.parse("-1e400") == .number(-.infinity))
     #expect(try JSONParser.parse("1e-400") == .number(0))
     let long = String(repeating: "9", count: 400)
-    #expect(try JSONParser.parse(long).numberValue == 1e400)
+    #expect(try JSONParser.parse(long).numberValue == .infinity)
   }
 
   @Test("strict number grammar", arguments: ["01", "1.", ".5", "+1", "1e", "-", "0x10", "NaN", "Infinity", "1.e5"])
