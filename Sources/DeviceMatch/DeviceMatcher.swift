@@ -91,7 +91,7 @@ public struct DeviceMatcher: Sendable {
   /// The script's whole decision: the first stored profile whose identifier equals the
   /// incoming one decides; none gives `unknownDevice`. `incoming` nil means it did not parse
   /// (`unknownDevice`); stored entries that did not parse are left out by the caller.
-  public func match(incoming: JSON?, stored: some Sequence<JSON>) -> MatchResult {
+  public func match(incoming: JSON?, storedProfiles stored: some Sequence<JSON>) -> MatchResult {
     guard let incoming else { return .unknownDevice }
     for (index, profile) in stored.enumerated() {
       var result = match(incoming: incoming, stored: profile)

@@ -208,6 +208,26 @@ import Testing
     }
   }
 
+  @Test("--each reports a profile the script would throw on as an error; the first one still decides")
+  func eachWithError() throws {
+    let noLocation = #"{"identifier": "dev-1", "metadata": {}}"#
+    let lines = [JSONWriter.compact(Self.incoming), noLocation]
+    try withFiles(["stored.jsonl": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["--each", "--json", "stored.jsonl", "incoming.json"])
+      #expect(result.status == 0)
+      let outcomes = try result.stdout.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+      #expect(outcomes.map { $0["outcome"]! } == ["true", "error"])
+      #expect(outcomes[1]["suggestion"]?.stringValue?.contains("matchLocation") == true)
+      let reversed = try match(dir, ["stored.jsonl", "incoming.json"])
+      #expect(reversed.status == 0)
+      try [noLocation, JSONWriter.compact(Self.incoming)].joined(separator: "\n").write(
+        toFile: dir + "/stored.jsonl", atomically: true, encoding: .utf8)
+      let first = try match(dir, ["--summary", "stored.jsonl", "incoming.json"])
+      #expect(first.status == 2)
+      #expect(first.stdout.contains("true: 1  false: 0  unknownDevice: 0  error: 1"))
+    }
+  }
+
   @Test("--summary prints totals and the most frequent mismatching keys")
   func summary() throws {
     let lines = [

@@ -9,8 +9,8 @@ import ProfileJSON
   @Test("unknownDevice unless an identifier is strictly equal")
   func unknownDevice() {
     let other: JSON = ["identifier": "dev-2", "metadata": ["a": 1], "location": ["lat": 1, "lng": 1]]
-    #expect(DeviceMatcher().match(incoming: incoming, stored: [other]).outcome == .unknownDevice)
-    #expect(DeviceMatcher().match(incoming: incoming, stored: []).outcome == .unknownDevice)
+    #expect(DeviceMatcher().match(incoming: incoming, storedProfiles: [other]).outcome == .unknownDevice)
+    #expect(DeviceMatcher().match(incoming: incoming, storedProfiles: []).outcome == .unknownDevice)
     let numeric: JSON = ["identifier": 1, "metadata": [:], "location": ["lat": 1, "lng": 1]]
     let text: JSON = ["identifier": "1", "metadata": [:], "location": ["lat": 1, "lng": 1]]
     #expect(DeviceMatcher().match(incoming: numeric, stored: text).outcome == .unknownDevice)
@@ -19,7 +19,7 @@ import ProfileJSON
   @Test("the first stored profile with the same identifier decides")
   func firstDecides() {
     let differs: JSON = ["identifier": "dev-1", "metadata": ["a": 2], "location": ["lat": 1, "lng": 1]]
-    let result = DeviceMatcher().match(incoming: incoming, stored: [["identifier": "x"], differs, incoming])
+    let result = DeviceMatcher().match(incoming: incoming, storedProfiles: [["identifier": "x"], differs, incoming])
     #expect(result.outcome == .false)
     #expect(result.storedIndex == 1)
   }
@@ -47,7 +47,7 @@ import ProfileJSON
 
   @Test("an unparsable incoming profile gives unknownDevice")
   func unparsableIncoming() {
-    #expect(DeviceMatcher().match(incoming: nil, stored: [incoming]).outcome == .unknownDevice)
+    #expect(DeviceMatcher().match(incoming: nil, storedProfiles: [incoming]).outcome == .unknownDevice)
   }
 
   @Test("location is compared even when metadata fails, and its throw wins")

@@ -117,7 +117,7 @@ import ProfileJSON
 
   @Test("built script: matching profiles should match with \"true\"")
   func builtScriptMatches() {
-    let result = DeviceMatcher().match(incoming: Self.test, stored: [Self.test])
+    let result = DeviceMatcher().match(incoming: Self.test, storedProfiles: [Self.test])
     #expect(result.outcome == .true)
     #expect(result.storedIndex == 0)
   }
