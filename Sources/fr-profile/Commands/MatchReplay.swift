@@ -73,9 +73,13 @@ struct Replay {
       // The fast path answers the common case (a plain object profile) without building
       // a tree; anything unusual falls back to the general path, which is the reference.
       if let fast, let quick = fast.count(entry.bytes, into: &fastTotals) {
-        if !decided && quick != .unknownDevice {
+        // The deciding profile gets the general path's full explanation (the fast path
+        // validated it, so it parses).
+        if !decided && quick != .unknownDevice,
+          case .success(let stored) = ProfileText.parse(entry.bytes, unwrapString: entry.isArrayElement)
+        {
           decided = true
-          report.decision = matcher.match(incoming: incoming, stored: try! ProfileText.parse(entry.bytes, unwrapString: entry.isArrayElement).get())
+          report.decision = matcher.match(incoming: incoming, stored: stored)
           report.decision.storedIndex = index
           report.decisionSource = "\(storedName):\(entry.line):\(entry.column)"
         }
@@ -189,13 +193,20 @@ extension Replay {
             }
           }
         }
-        for entry in block.deferred {
-          if !decided, let first = block.firstDecided, first.ordinal < entry.ordinal {
-            decided = true
-            report.decision = general(first)!
-            report.decision.storedIndex = base + first.ordinal
-            report.decisionSource = source(first)
+        /// The first entry the fast path decided, explained by the general path (the fast
+        /// path validated it, so it parses).
+        func decide(_ first: FastMatcher.Deferred) {
+          let parsed = worker.block.withUnsafeBufferPointer { bytes in
+            ProfileText.parse(UnsafeBufferPointer(rebasing: bytes[first.offset..<first.offset + first.length]))
           }
+          guard case .success(let stored) = parsed else { return }
+          decided = true
+          report.decision = matcher.match(incoming: incoming, stored: stored)
+          report.decision.storedIndex = base + first.ordinal
+          report.decisionSource = source(first)
+        }
+        for entry in block.deferred {
+          if !decided, let first = block.firstDecided, first.ordinal < entry.ordinal { decide(first) }
           guard var result = general(entry) else { continue }
           result.storedIndex = base + entry.ordinal
           report.totals.count(result)
@@ -205,12 +216,7 @@ extension Replay {
             report.decisionSource = source(entry)
           }
         }
-        if !decided, let first = block.firstDecided {
-          decided = true
-          report.decision = general(first)!
-          report.decision.storedIndex = base + first.ordinal
-          report.decisionSource = source(first)
-        }
+        if !decided, let first = block.firstDecided { decide(first) }
         base += block.entries
       }
       if report.totals.unreadable { break }
