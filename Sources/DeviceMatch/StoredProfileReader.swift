@@ -410,7 +410,8 @@ public final class StoredProfileReader {
       return
     }
     let firstLineIsAValue = try firstLineHoldsOneValueAndMoreFollows()
-    if jsonLinesHint || firstLineIsAValue {
+    let damagedFirstLine = firstLineIsAValue ? false : try brokenFirstLineOfJSONLines()
+    if jsonLinesHint || firstLineIsAValue || damagedFirstLine {
       layout = .jsonLines
       state = .jsonLines
       return
@@ -488,6 +489,30 @@ public final class StoredProfileReader {
       case 0x20, 0x09, 0x0A, 0x0D: index += 1
       default: return true
       }
+    }
+    return false
+  }
+
+  /// A damaged first line of a JSON Lines file: the text cannot be one multi-line document
+  /// because its first line does not open a container, or it opens an object and the next
+  /// non-blank line starts with another `{` (a document would continue with a key).
+  func brokenFirstLineOfJSONLines() throws(StoredReadError) -> Bool {
+    let first = buffer[start]
+    var index = 0
+    while try available(index), buffer[start + index] != 0x0A {
+      index += 1
+      if index >= 1 << 20 { return false }
+    }
+    while try available(index) {
+      let byte = buffer[start + index]
+      if byte == 0x0A || byte == 0x0D || byte == 0x20 || byte == 0x09 {
+        index += 1
+        if index >= 2 << 20 { return false }
+        continue
+      }
+      if first == UInt8(ascii: "[") { return false }
+      if first == UInt8(ascii: "{") { return byte == UInt8(ascii: "{") && buffer[start + index - 1] == 0x0A }
+      return true
     }
     return false
   }

@@ -98,6 +98,27 @@ import Testing
     }
   }
 
+  @Test("JSON Lines with a damaged first line are still read line by line", arguments: ["not json", "{\"identifier\": \"dev-1\", \"meta"])
+  func jsonLinesWithBrokenFirstLine(first: String) throws {
+    let lines = [first, Self.text(Self.drifted([], identifier: "x")), Self.text(Self.incoming)]
+    try withFiles(["stored.txt": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.txt", "incoming.json"])
+      #expect(result.status == 0)
+      #expect(result.stderr.contains("stored.txt:1:"))
+      #expect(result.stdout.contains("stored profile: #2 at \(dir)/stored.txt:3:1"))
+    }
+  }
+
+  @Test("a pretty-printed array with one profile per line is one document, not JSON Lines")
+  func prettyArrayIsOneDocument() throws {
+    let stored = "[\n" + [Self.text(Self.drifted([], identifier: "x")), Self.text(Self.incoming)].joined(separator: ",\n") + "\n]\n"
+    try withFiles(["stored.txt": stored, "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.txt", "incoming.json"])
+      #expect(result.status == 0)
+      #expect(result.stderr.isEmpty)
+    }
+  }
+
   @Test("JSON Lines are sniffed without a .jsonl name")
   func jsonLinesSniffed() throws {
     let lines = [Self.text(Self.drifted([], identifier: "x")), Self.text(Self.drifted([("hardware", "cpu", 4)]))]

@@ -12,37 +12,39 @@ extension FRProfile {
     static let configuration = CommandConfiguration(
       abstract: "Answer what ForgeRock's device-match script would answer for two profiles, and why.",
       discussion: """
-        STORED holds the profiles AM has stored for the user (old), INCOMING the profile a
-        client just sent (new). The first stored profile whose identifier equals the incoming
-        one decides: true when metadata and location match under the config, else false;
-        none gives unknownDevice. The command prints which leaves differed (JSON path, stored
-        and incoming values, weight), the running sum against maxUnmatchedAttrs, and the
+        STORED holds the profiles AM has stored for the user (old), INCOMING the profile a \
+        client just sent (new). The first stored profile whose identifier equals the incoming \
+        one decides: true when metadata and location match under the config, else false; \
+        none gives unknownDevice. The command prints which leaves differed (JSON path, stored \
+        and incoming values, weight), the running sum against maxUnmatchedAttrs, and the \
         distance against allowedRadius.
 
-        STORED may be one profile, a JSON array of profiles, a JSON array of strings each
-        holding a serialised profile (as AM's DAO hands them to the script), JSON Lines (one
-        profile per line; sniffed, or forced by a .jsonl/.ndjson name), or AM's REST listing
-        {"result": [...]}. It is streamed: memory does not grow with the number of profiles.
-        An array element that is a JSON string is parsed as a serialised profile; elsewhere
-        the text is the profile, parsed once, as the script's JSON.parse does.
-        Either file may be '-' for standard input. Text that is not JSON gets the script's
-        treatment (a stored entry is skipped; an unreadable incoming profile gives
+        STORED may be one profile, a JSON array of profiles, a JSON array of strings each \
+        holding a serialised profile (as AM's DAO hands them to the script), JSON Lines (one \
+        profile per line; sniffed from the first lines, or forced by a .jsonl/.ndjson name), \
+        or AM's REST listing {"result": [...]}. It is streamed: memory does not grow with the \
+        number of profiles. An array element that is a JSON string is parsed as a serialised \
+        profile; elsewhere the text is the profile, parsed once, as the script's JSON.parse \
+        does. Either file may be '-' for standard input. Text that is not JSON gets the \
+        script's treatment (a stored entry is skipped; an unreadable incoming profile gives \
         unknownDevice) and a warning on standard error with file, line and column.
 
-        CONFIG: --config FILE, else the first of: $FR_PROFILE_MATCH_CONFIG;
-        ./match-config.json; match-config.json at the root of the checkout the binary was
-        built in; <prefix>/share/fr-profile/match-config.json next to an installed binary;
-        /etc/fr-profile/match-config.json. If none exists the command stops with exit code 2
-        rather than silently using other settings; --script-defaults uses the script's own
+        CONFIG: --config FILE, else the first of: $FR_PROFILE_MATCH_CONFIG; \
+        ./match-config.json; match-config.json at the root of the checkout the binary was \
+        built in; <prefix>/share/fr-profile/match-config.json next to an installed binary; \
+        /etc/fr-profile/match-config.json. If none exists the command stops with exit code 2 \
+        rather than silently using other settings; --script-defaults uses the script's own \
         defaults ({} weights, maxUnmatchedAttrs 0, allowedRadius 100) instead.
 
         EXIT CODES:
-          0  true          1  false          3  unknownDevice
-          2  the script would throw (e.g. a location is missing; try "matchLocation": false),
-             or a file or the config cannot be read
-          64 usage error
-        With --each or --summary the exit code is still the script's answer (the first
-        stored profile with the incoming identifier decides).
+          0   true
+          1   false
+          3   unknownDevice
+          2   the script would throw (e.g. a location is missing), or a file or
+              the config cannot be read
+          64  usage error
+        With --each or --summary the exit code is still the script's answer: the first stored \
+        profile with the incoming identifier decides.
 
         EXAMPLES:
           fr-profile match stored.json incoming.json
