@@ -479,6 +479,21 @@ import Testing
 }
 
 @Suite struct MatchLargeInputTests {
+  @Test("an entry over 64 MiB stops reading with a clear warning, without a crash or a huge buffer")
+  func oversizedEntry() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    let huge = "{\"identifier\": \"" + String(repeating: "x", count: 70 << 20) + "\"}\n"
+    try huge.write(toFile: directory + "/stored.json", atomically: false, encoding: .utf8)
+    try JSONWriter.compact(MatchCommandTests.incoming).write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    let result = try run(["match", "--script-defaults", directory + "/stored.json", directory + "/p.json"])
+    #expect(result.status == 3)
+    #expect(result.stderr.contains("stored.json:1:1: an entry is larger than 64 MiB"))
+    let incoming = try run(["match", "--script-defaults", directory + "/p.json", directory + "/stored.json"])
+    #expect(incoming.status == 2)
+    #expect(incoming.stderr.contains("larger than 64 MiB"))
+  }
+
   @Test("a compact one-line AM listing over 1 MiB is streamed element by element")
   func largeCompactListing() throws {
     let directory = try makeTemporaryDirectory()
