@@ -500,7 +500,6 @@ public final class FastMatcher {
     /// The incoming side at a place: a node index, -1 for undefined.
     typealias Incoming = Int32
 
-    @inline(__always) func truthy(_ incoming: Incoming) -> Bool { incoming >= 0 && nodes[Int(incoming)].truthy }
 
     /// `incoming && incoming[key]` for an object member; bails where JavaScript would index
     /// a string or an array by name.

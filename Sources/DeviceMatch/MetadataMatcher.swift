@@ -66,9 +66,9 @@ public struct MetadataMatcher: Sendable {
   func match(incoming: JSValue, stored: JSValue, record: Bool = true) throws(ScriptError) -> MetadataResult {
     var walk = Walk(matcher: self, record: record)
     if case .json(.array) = incoming {
-      try walk.arrayMatch(incoming, stored, key: nil, top: true)
+      try walk.arrayMatch(incoming, stored, key: nil)
     } else {
-      try walk.objectMatch(incoming, stored, top: true)
+      try walk.objectMatch(incoming, stored)
     }
     return MetadataResult(
       matches: walk.sum <= maxUnmatchedAttrs, sum: walk.sum, maxUnmatchedAttrs: maxUnmatchedAttrs,
@@ -93,8 +93,8 @@ public struct MetadataMatcher: Sendable {
 
     mutating func check(_ incoming: JSValue, _ stored: JSValue, key: String?) throws(ScriptError) {
       switch stored {
-      case .json(.array): try arrayMatch(incoming, stored, key: key, top: false)
-      case .json(.object): try objectMatch(incoming, stored, top: false)
+      case .json(.array): try arrayMatch(incoming, stored, key: key)
+      case .json(.object): try objectMatch(incoming, stored)
       default:
         if !JS.strictEquals(stored, incoming) {
           let weight = matcher.weights.weight(key ?? "undefined")
@@ -109,7 +109,7 @@ public struct MetadataMatcher: Sendable {
       }
     }
 
-    mutating func objectMatch(_ incoming: JSValue, _ stored: JSValue, top: Bool) throws(ScriptError) {
+    mutating func objectMatch(_ incoming: JSValue, _ stored: JSValue) throws(ScriptError) {
       if case .json(.object(let object)) = stored, !object.members.contains(where: { JS.arrayIndex($0.key) != nil }) {
         // The common case: no array-index keys, so property order is insertion order.
         for member in object.members {
@@ -140,7 +140,7 @@ public struct MetadataMatcher: Sendable {
       }
     }
 
-    mutating func arrayMatch(_ incoming: JSValue, _ stored: JSValue, key: String?, top: Bool) throws(ScriptError) {
+    mutating func arrayMatch(_ incoming: JSValue, _ stored: JSValue, key: String?) throws(ScriptError) {
       let length: Double
       var extent: Int
       switch stored {
