@@ -500,7 +500,6 @@ public final class FastMatcher {
     /// The incoming side at a place: a node index, -1 for undefined.
     typealias Incoming = Int32
 
-
     /// `incoming && incoming[key]` for an object member; bails where JavaScript would index
     /// a string or an array by name.
     @inline(__always) func member(_ incoming: Incoming, _ key: (UnsafePointer<UInt8>, Int)) throws(Bail) -> Incoming {
