@@ -10,6 +10,7 @@ public enum Outcome: String, Sendable, CaseIterable {
 
 /// The answer for one incoming profile against one stored profile (or a list), and why.
 public struct MatchResult: Sendable, Equatable {
+  /// The script's answer, or `.error` where it would throw.
   public var outcome: Outcome
   /// Whether the identifiers are strictly equal (`===`); when false, nothing else was compared.
   public var identifierMatches: Bool
@@ -41,10 +42,14 @@ public struct MatchResult: Sendable, Equatable {
 /// The device-match script (src/index.js with src/profile.js): identifier, then metadata and
 /// location, configured by a `MatchConfig`. Pure: the same profiles always give the same result.
 public struct DeviceMatcher: Sendable {
+  /// The settings it was made with.
   public let config: MatchConfig
+  /// The metadata half (`src/metadata.js`).
   public let metadataMatcher: MetadataMatcher
+  /// The location half (`src/location.js`).
   public let locationMatcher: LocationMatcher
 
+  /// A matcher for `config` (the script's defaults when omitted).
   public init(config: MatchConfig = MatchConfig()) {
     self.config = config
     metadataMatcher = MetadataMatcher(attrWeights: config.attrWeights, maxUnmatchedAttrs: config.maxUnmatchedAttrs)

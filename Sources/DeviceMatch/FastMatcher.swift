@@ -79,6 +79,7 @@ public final class FastMatcher {
   public private(set) var keyNames: [String] = []
   var keyBytes: [[UInt8]] = []
 
+  /// Prepares `incoming` for replays with `matcher`'s config.
   public init(matcher: DeviceMatcher, incoming: JSON) {
     config = matcher.config
     maxUnmatchedAttrs = config.maxUnmatchedAttrs

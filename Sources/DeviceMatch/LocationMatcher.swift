@@ -21,8 +21,10 @@ public struct LocationResult: Sendable, Equatable {
 
 /// The script's `locationMatcher` (src/location.js): geolib `getDistance` below a radius.
 public struct LocationMatcher: Sendable {
+  /// Metres; a distance must be strictly below it.
   public let allowedRadius: Double
 
+  /// The script's `locationMatcher(allowedRadius)`, 100 m by default.
   public init(allowedRadius: Double = 100) { self.allowedRadius = allowedRadius }
 
   /// Compares two locations (`nil` is a missing member). Throws where geolib throws: a

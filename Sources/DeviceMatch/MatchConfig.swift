@@ -20,6 +20,7 @@ public struct MatchConfig: Sendable, Equatable {
   /// The keys a config file may hold.
   public static let keys = ["attrWeights", "maxUnmatchedAttrs", "allowedRadius", "matchMetadata", "matchLocation"]
 
+  /// A config from values; every parameter defaults as in the script.
   public init(
     attrWeights: JSONObject = JSONObject(), maxUnmatchedAttrs: Double = 0, allowedRadius: Double = 100,
     matchMetadata: Bool = true, matchLocation: Bool = true

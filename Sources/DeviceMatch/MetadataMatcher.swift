@@ -46,9 +46,11 @@ public struct MetadataResult: Sendable, Equatable {
 /// the incoming side as `incoming && incoming[key]` does; adds the leaf key's weight for each
 /// mismatch and stops as soon as the sum exceeds `maxUnmatchedAttrs`.
 public struct MetadataMatcher: Sendable {
+  /// The largest summed weight that still matches.
   public let maxUnmatchedAttrs: Double
   let weights: Weights
 
+  /// The script's `metadataMatcher(attrWeights, maxUnmatchedAttrs)`.
   public init(attrWeights: JSONObject = JSONObject(), maxUnmatchedAttrs: Double = 0) {
     self.maxUnmatchedAttrs = maxUnmatchedAttrs
     self.weights = Weights(attrWeights)

@@ -64,6 +64,7 @@ public final class StoredProfileReader {
   var line = 1
   var column = 1
 
+  /// The layout, once sniffed (by `detectLayout()` or the first `next()`).
   public private(set) var layout: StoredLayout?
   let jsonLinesHint: Bool
   var state: State = .sniff
