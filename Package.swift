@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
+    .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -21,6 +22,7 @@ let package = Package(
         "Collectors",
         "Journey",
         "ProfileJSON",
+        "DeviceMatch",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -49,6 +51,9 @@ let package = Package(
     .testTarget(name: "JourneyTests", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile"]),
+    // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
+    .target(name: "DeviceMatch", dependencies: ["ProfileJSON"]),
+    .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes.
     .testTarget(name: "CLITests", dependencies: ["ProfileJSON"], exclude: ["Fixtures"]),
   ]

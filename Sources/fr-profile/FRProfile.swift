@@ -10,7 +10,7 @@ struct FRProfile: ParsableCommand {
       Prints this machine's device profile in the shape the ForgeRock SDKs send to a journey's \
       DeviceProfileCallback, with a persistent key-derived identifier and a tamper score.
 
-      EXIT CODES:
+      EXIT CODES (match has its own: see 'fr-profile match --help'):
         0   success
         64  usage error (bad flags or arguments)
         65  bad data (corrupt key, invalid location value)
@@ -24,9 +24,11 @@ struct FRProfile: ParsableCommand {
         fr-profile collect --pretty
         fr-profile identifier
         fr-profile tamper
+        fr-profile match stored.json incoming.json
+        fr-profile callback step.json
       """,
     version: frProfileVersion,
-    subcommands: [Collect.self, Identifier.self, Tamper.self, Callback.self]
+    subcommands: [Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self]
   )
 
   static func main() {
