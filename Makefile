@@ -11,7 +11,7 @@ ARGS ?=
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux
-PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time
+PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time umockdev
 
 # The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,
 # no PIE, static libgcc and libstdc++ (via a linker script on the -L path); libc, libm and
@@ -56,11 +56,14 @@ test: deps-test
 	$(SWIFT) test
 
 install: release
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fr-profile
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fr-profile
+	install -m 0644 match-config.json $(DESTDIR)$(PREFIX)/share/fr-profile/match-config.json
 
 bench: deps-bench release
 	python3 bench/collect_bench.py --binary $(BIN)
+	bench/udev-bench.sh $(BIN)
+	FR_PROFILE=$(BIN) bench/match-bench.sh
 
 clean:
 	rm -rf .build $(STATIC)

@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
+    .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -25,6 +26,7 @@ let package = Package(
         "Journey",
         "ProfileCLI",
         "ProfileJSON",
+        "DeviceMatch",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -77,12 +79,16 @@ let package = Package(
     .testTarget(name: "JourneyTests", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
+    // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
+    .target(name: "DeviceMatch", dependencies: ["ProfileJSON"]),
+    .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes; also
     // runs `fr-profile journey` against an in-process AM test server
-    // (Support/AuthenticateServer.swift), TLS through the system OpenSSL.
+    // (Support/AuthenticateServer.swift, Device Match by DeviceMatch), TLS through the
+    // system OpenSSL.
     .testTarget(
       name: "CLITests",
-      dependencies: ["ProfileJSON", "COpenSSL"],
+      dependencies: ["ProfileJSON", "DeviceMatch", "COpenSSL"],
       exclude: ["Fixtures"]
     ),
     .systemLibrary(

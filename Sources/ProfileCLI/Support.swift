@@ -33,8 +33,7 @@ package func reportingFailures(_ body: () throws -> Void) throws {
 }
 
 package func writeStandardError(_ text: String) {
-  var bytes = Array(text.utf8)
-  _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+  _ = writeAll(2, Array(text.utf8))
 }
 
 package func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }

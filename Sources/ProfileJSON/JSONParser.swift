@@ -63,11 +63,12 @@ public enum JSONParser {
   }
 }
 
-/// One open container while parsing.
-private enum Frame {
-  case array([JSON])
-  /// An object, the key whose value is being parsed, and (for large objects) a key index.
-  case object(JSONObject, key: String, index: [String: Int]?)
+/// An open object while parsing: its members so far, the key whose value is being parsed,
+/// and (for large objects) an index of its keys.
+private struct ObjectFrame {
+  var object = JSONObject()
+  var key: String
+  var index: [String: Int]?
 }
 
 private struct Parser {
@@ -135,15 +136,19 @@ private struct Parser {
   }
 
   /// Parses a value iteratively: containers push a frame, completed values pop into their parent.
+  /// Open arrays and objects live on separate stacks and are appended to in place (a copy of
+  /// a frame would make every append copy the container).
   mutating func parseValue() throws(JSONParseError) -> JSON {
-    var stack: [Frame] = []
+    var isObject: [Bool] = []
+    var arrays: [[JSON]] = []
+    var objects: [ObjectFrame] = []
     while true {
       // Parse the start of a value.
       var value: JSON
       guard position < bytes.count else { throw unexpected(at: position, expecting: "a value") }
       switch bytes[position] {
       case UInt8(ascii: "{"):
-        if stack.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: position) }
+        if isObject.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: position) }
         position += 1
         skipWhitespace()
         if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
@@ -151,19 +156,21 @@ private struct Parser {
           value = .object(JSONObject())
         } else {
           let key = try parseKeyAndColon()
-          stack.append(.object(JSONObject(), key: key, index: nil))
+          objects.append(ObjectFrame(key: key))
+          isObject.append(true)
           skipWhitespace()
           continue
         }
       case UInt8(ascii: "["):
-        if stack.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: position) }
+        if isObject.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: position) }
         position += 1
         skipWhitespace()
         if position < bytes.count && bytes[position] == UInt8(ascii: "]") {
           position += 1
           value = .array([])
         } else {
-          stack.append(.array([]))
+          arrays.append([])
+          isObject.append(false)
           continue
         }
       case UInt8(ascii: "\""): value = .string(try parseString())
@@ -176,38 +183,37 @@ private struct Parser {
 
       // Hand completed values to their containers, closing as many as end here.
       while true {
-        guard let top = stack.popLast() else { return value }
+        guard let inObject = isObject.last else { return value }
         skipWhitespace()
-        switch top {
-        case .array(var elements):
-          elements.append(value)
-          guard position < bytes.count else { throw unexpected(at: position, expecting: "',' or ']'") }
-          if bytes[position] == UInt8(ascii: ",") {
-            position += 1
-            skipWhitespace()
-            stack.append(.array(elements))
-          } else if bytes[position] == UInt8(ascii: "]") {
-            position += 1
-            value = .array(elements)
-            continue
-          } else {
-            throw unexpected(at: position, expecting: "',' or ']'")
-          }
-        case .object(var object, let key, var index):
-          Parser.insert(key: key, value: value, into: &object, index: &index)
+        if inObject {
+          Parser.insert(value, into: &objects[objects.count - 1])
           guard position < bytes.count else { throw unexpected(at: position, expecting: "',' or '}'") }
           if bytes[position] == UInt8(ascii: ",") {
             position += 1
             skipWhitespace()
-            let next = try parseKeyAndColon()
+            objects[objects.count - 1].key = try parseKeyAndColon()
             skipWhitespace()
-            stack.append(.object(object, key: next, index: index))
           } else if bytes[position] == UInt8(ascii: "}") {
             position += 1
-            value = .object(object)
+            isObject.removeLast()
+            value = .object(objects.removeLast().object)
             continue
           } else {
             throw unexpected(at: position, expecting: "',' or '}'")
+          }
+        } else {
+          arrays[arrays.count - 1].append(value)
+          guard position < bytes.count else { throw unexpected(at: position, expecting: "',' or ']'") }
+          if bytes[position] == UInt8(ascii: ",") {
+            position += 1
+            skipWhitespace()
+          } else if bytes[position] == UInt8(ascii: "]") {
+            position += 1
+            isObject.removeLast()
+            value = .array(arrays.removeLast())
+            continue
+          } else {
+            throw unexpected(at: position, expecting: "',' or ']'")
           }
         }
         break
@@ -217,26 +223,27 @@ private struct Parser {
 
   /// JavaScript's rule for a repeated key: the first position, the last value.
   /// Keys are compared by their UTF-8 bytes (code units), never by Unicode equivalence.
-  static func insert(key: String, value: JSON, into object: inout JSONObject, index: inout [String: Int]?) {
-    if object.members.count < 16 {
-      for position in object.members.indices where sameCodeUnits(object.members[position].key, key) {
-        object.members[position].value = value
+  static func insert(_ value: JSON, into frame: inout ObjectFrame) {
+    let key = frame.key
+    if frame.object.members.count < 16 {
+      for position in frame.object.members.indices where sameCodeUnits(frame.object.members[position].key, key) {
+        frame.object.members[position].value = value
         return
       }
-      object.members.append((key, value))
+      frame.object.members.append((key, value))
       return
     }
-    if index == nil {
+    if frame.index == nil {
       var built: [String: Int] = [:]
-      for (position, member) in object.members.enumerated() { built[utf8Key(member.key)] = position }
-      index = built
+      for (position, member) in frame.object.members.enumerated() { built[utf8Key(member.key)] = position }
+      frame.index = built
     }
     let hashed = utf8Key(key)
-    if let position = index![hashed] {
-      object.members[position].value = value
+    if let position = frame.index![hashed] {
+      frame.object.members[position].value = value
     } else {
-      index![hashed] = object.members.count
-      object.members.append((key, value))
+      frame.index![hashed] = frame.object.members.count
+      frame.object.members.append((key, value))
     }
   }
 
@@ -291,13 +298,18 @@ private struct Parser {
       }
     }
     var simple = true
+    var fractionDigits = 0
     if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
-      simple = false
       position += 1
       guard position < bytes.count, isDigit(bytes[position]) else {
         throw unexpected(at: position, expecting: "a digit after '.'")
       }
-      while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+      while position < bytes.count, isDigit(bytes[position]) {
+        if digits < 19 { mantissa = mantissa &* 10 &+ UInt64(bytes[position] &- 0x30) }
+        digits += 1
+        fractionDigits += 1
+        position += 1
+      }
     }
     if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
       simple = false
@@ -310,10 +322,11 @@ private struct Parser {
       }
       while position < bytes.count, isDigit(bytes[position]) { position += 1 }
     }
-    // Integers below 2^53 convert exactly; everything else goes through the correctly
-    // rounded decimal conversion of the standard library.
-    if simple && digits <= 15 {
-      let magnitude = Double(mantissa)
+    // Up to 15 significant digits and 22 decimals the value is an exact double divided by an
+    // exact power of ten, which one IEEE division rounds correctly (Clinger's fast path);
+    // everything else goes through the correctly rounded conversion of the standard library.
+    if simple && digits <= 15 && fractionDigits <= 22 {
+      let magnitude = fractionDigits == 0 ? Double(mantissa) : Double(mantissa) / Parser.powersOfTen[fractionDigits]
       return negative ? -magnitude : magnitude
     }
     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
@@ -322,6 +335,13 @@ private struct Parser {
   }
 
   @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
+
+  /// 10^0 … 10^22, all exact doubles.
+  static let powersOfTen: [Double] = (0...22).map { exponent in
+    var value = 1.0
+    for _ in 0..<exponent { value *= 10 }
+    return value
+  }
 
   // MARK: Strings
 

@@ -11,7 +11,7 @@ struct FRProfile: ParsableCommand {
       Prints this machine's device profile in the shape the ForgeRock SDKs send to a journey's \
       DeviceProfileCallback, with a persistent key-derived identifier and a tamper score.
 
-      EXIT CODES:
+      EXIT CODES (match has its own: see 'fr-profile match --help'):
         0   success
         64  usage error (bad flags or arguments)
         65  bad data (corrupt key, invalid location value)
@@ -25,10 +25,12 @@ struct FRProfile: ParsableCommand {
         fr-profile collect --pretty
         fr-profile identifier
         fr-profile tamper
+        fr-profile match stored.json incoming.json
+        fr-profile callback step.json
         fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
       """,
     version: frProfileVersion,
-    subcommands: [Collect.self, Identifier.self, Tamper.self, Callback.self, JourneyLauncher.self]
+    subcommands: [Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyLauncher.self]
   )
 
   static func main() {

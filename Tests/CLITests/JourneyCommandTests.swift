@@ -111,6 +111,20 @@ import Testing
     }
   }
 
+  @Test func movedDeviceFailsTheDeviceMatch() throws {
+    try withDevice { device in
+      var configuration = AuthenticateServer.Configuration()
+      configuration.storedProfiles["demo"] = [try enrolledProfile(device)]
+      let server = try AuthenticateServer(configuration)
+      defer { server.stop() }
+      // Same machine and key, reported 880 km from where it was enrolled.
+      let result = try journey(server, device, ["--latitude", "48.8566", "--longitude", "2.3522"])
+      #expect(result.status == 1)
+      #expect(result.stderr.contains("Login failure"))
+      #expect(server.outcomes == ["device match: false"])
+    }
+  }
+
   @Test func wrongPasswordFailsBeforeTheProfileIsSent() throws {
     try withDevice { device in
       let server = try AuthenticateServer()

@@ -1,10 +1,12 @@
 import COpenSSL
+import DeviceMatch
 import Foundation
 import ProfileJSON
 
 /// A loopback PingAM for the journey tests: the `/authenticate` endpoint of one tree,
 /// Username → Password → [Confirmation] → Device Profile Collector (metadata + location,
-/// 3 KB limit) → Device Match against the user's stored profiles → success or failure, over
+/// 3 KB limit) → Device Match (`DeviceMatcher`) against the user's stored profiles → success
+/// or failure, over
 /// HTTP or TLS (the system OpenSSL). It speaks AM's wire format: steps with `authId` and
 /// `callbacks`, a success body with `tokenId`, a failure as 401 `{"code":401,…}`.
 ///
@@ -34,9 +36,9 @@ final class AuthenticateServer: @unchecked Sendable {
     var behaviour = Behaviour.tree
     /// PEM certificate chain and key file: serve HTTPS.
     var tls: (certificate: String, key: String)?
-    /// Device Match: "true", "false" or "unknownDevice" for an incoming profile and the stored
-    /// ones.
-    var match: @Sendable (JSON, [JSON]) -> String = AuthenticateServer.matchIdentifiers
+    /// The Device Match node's settings (the device-match script's defaults: every metadata
+    /// leaf must match, locations within 100 m).
+    var match = MatchConfig()
   }
 
   /// What the server saw and decided, for assertions.
@@ -323,9 +325,10 @@ final class AuthenticateServer: @unchecked Sendable {
         return (401, Self.failure)
       }
       lock.withLock { profiles.append(profile) }
-      let outcome = configuration.match(profile, configuration.storedProfiles[session.user] ?? [])
-      decide("device match: \(outcome)")
-      guard outcome == "true" else { return (401, Self.failure) }
+      let result = DeviceMatcher(config: configuration.match)
+        .match(incoming: profile, storedProfiles: configuration.storedProfiles[session.user] ?? [])
+      decide("device match: \(result.outcome.rawValue)")
+      guard result.outcome == Outcome.`true` else { return (401, Self.failure) }
       decide("success")
       return (200, JSONWriter.compact(["tokenId": .string(token), "successUrl": "/am/console", "realm": "/alpha"]))
     }
@@ -351,11 +354,6 @@ final class AuthenticateServer: @unchecked Sendable {
     callback(
       "DeviceProfileCallback",
       output: [("metadata", true), ("location", true), ("message", "Collecting profile ...")], input: true)
-  }
-
-  /// Device Match by identifier alone: the first stored profile with the same identifier.
-  static let matchIdentifiers: @Sendable (JSON, [JSON]) -> String = { incoming, stored in
-    stored.contains { $0["identifier"] == incoming["identifier"] } ? "true" : "unknownDevice"
   }
 }
 

@@ -1,0 +1,237 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+import ArgumentParser
+import DeviceMatch
+import ProfileCLI
+import ProfileJSON
+
+extension FRProfile {
+  struct Match: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Answer what ForgeRock's device-match script would answer for two profiles, and why.",
+      discussion: """
+        STORED holds the profiles AM has stored for the user (old), INCOMING the profile a \
+        client just sent (new). The first stored profile whose identifier equals the incoming \
+        one decides: true when metadata and location match under the config, else false; \
+        none gives unknownDevice. The command prints which leaves differed (JSON path, stored \
+        and incoming values, weight), the running sum against maxUnmatchedAttrs, and the \
+        distance against allowedRadius.
+
+        STORED may be one profile, a JSON array of profiles, a JSON array of strings each \
+        holding a serialised profile (as AM's DAO hands them to the script), JSON Lines (one \
+        profile per line; sniffed from the first lines, or forced by a .jsonl/.ndjson name), \
+        or AM's REST listing {"result": [...]}. It is streamed: memory does not grow with the \
+        number of profiles. An array element that is a JSON string is parsed as a serialised \
+        profile; elsewhere the text is the profile, parsed once, as the script's JSON.parse \
+        does. Either file may be '-' for standard input. Text that is not JSON gets the \
+        script's treatment (a stored entry is skipped; an unreadable incoming profile gives \
+        unknownDevice) and a warning on standard error with file, line and column.
+
+        CONFIG: --config FILE, else the first of: $FR_PROFILE_MATCH_CONFIG; \
+        ./match-config.json; match-config.json at the root of the checkout the binary was \
+        built in; <prefix>/share/fr-profile/match-config.json next to an installed binary; \
+        /etc/fr-profile/match-config.json. If none exists the command stops with exit code 2 \
+        rather than silently using other settings; --script-defaults uses the script's own \
+        defaults ({} weights, maxUnmatchedAttrs 0, allowedRadius 100) instead.
+
+        EXIT CODES:
+          0   true
+          1   false
+          3   unknownDevice
+          2   the script would throw (e.g. a location is missing), or a file or
+              the config cannot be read
+          64  usage error
+        With --each or --summary the exit code is still the script's answer: the first stored \
+        profile with the incoming identifier decides.
+
+        EXAMPLES:
+          fr-profile match stored.json incoming.json
+          fr-profile match --json am-devices.json incoming.json
+          fr-profile collect | fr-profile match --config strict.json stored.json -
+          fr-profile match --each --json logins.jsonl incoming.json
+          fr-profile match --summary logins.jsonl incoming.json
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The stored (old) profiles: a file, or '-' for standard input.", valueName: "stored"))
+    var stored: String
+
+    @Argument(help: ArgumentHelp("The incoming (new) profile: a file, or '-' for standard input.", valueName: "incoming"))
+    var incoming: String
+
+    @Option(name: .long, help: ArgumentHelp("The match config (default: match-config.json, see CONFIG).", valueName: "file"))
+    var config: String?
+
+    @Flag(name: .long, help: "Use the script's built-in defaults instead of a config file.")
+    var scriptDefaults = false
+
+    @Flag(name: .long, help: "Print the result as JSON (with --each: one JSON object per line).")
+    var json = false
+
+    @Flag(name: .long, help: "Evaluate every stored profile with the incoming identifier, not only the first.")
+    var each = false
+
+    @Flag(name: .long, help: "Print only totals and the leaf keys that mismatched most often (implies --each).")
+    var summary = false
+
+    func validate() throws {
+      if stored == "-" && incoming == "-" {
+        throw ValidationError("STORED and INCOMING cannot both be '-' (standard input)")
+      }
+      if scriptDefaults && config != nil {
+        throw ValidationError("--config and --script-defaults cannot be used together")
+      }
+    }
+
+    func run() throws {
+      let (matchConfig, configSource) = try loadConfig()
+      let matcher = DeviceMatcher(config: matchConfig)
+      for key in matchConfig.nonNumericWeights {
+        warn("\(configSource): attrWeights.\(key) is not a number; the script counts it as 1")
+      }
+
+      // INCOMING: one profile; unreadable text gives unknownDevice, as in the script.
+      let incomingName = incoming == "-" ? "<stdin>" : incoming
+      let incomingBytes = try readWhole(incoming, name: incomingName)
+      var incomingProfile: JSON?
+      switch ProfileText.parse(incomingBytes) {
+      case .success(let value): incomingProfile = value
+      case .failure(let error):
+        warn("\(incomingName):\(error.line):\(error.column): \(error.message) (the script answers unknownDevice)")
+      }
+
+      let storedName = stored == "-" ? "<stdin>" : stored
+      let fd = try open(stored, name: storedName)
+      defer { if fd != 0 { close(fd) } }
+      let lower = stored.lowercased()
+      let reader = StoredProfileReader(
+        fileDescriptor: fd, jsonLinesHint: lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson"))
+
+      var output = Output(json: json)
+      let replay = Replay(
+        matcher: matcher, incoming: incomingProfile, each: each || summary, summary: summary, configSource: configSource)
+      let report = try replay.run(reader: reader, storedName: storedName, output: &output)
+      output.flush()
+      if let error = report.decision.error, report.decision.outcome == .error {
+        warn("\(error)")
+      }
+      throw ExitCode(Self.exitCode(for: report.decision.outcome))
+    }
+
+    static func exitCode(for outcome: Outcome) -> Int32 {
+      switch outcome {
+      case .true: 0
+      case .false: 1
+      case .unknownDevice: 3
+      case .error: 2
+      }
+    }
+
+    // MARK: Config
+
+    func loadConfig() throws -> (MatchConfig, String) {
+      if scriptDefaults { return (MatchConfig(), "script defaults") }
+      let path: String
+      if let config {
+        path = config
+      } else {
+        let candidates = Self.defaultConfigCandidates()
+        guard let found = candidates.first(where: { access($0, R_OK) == 0 }) else {
+          fail(
+            "no match config found (looked for: \(candidates.joined(separator: ", "))). "
+              + "Pass --config FILE, or --script-defaults for the script's own defaults.")
+        }
+        path = found
+      }
+      let bytes = try readWhole(path, name: path)
+      let value: JSON
+      do {
+        value = try JSONParser.parse(bytes)
+      } catch {
+        fail("\(path):\(error.line):\(error.column): \(error.message)")
+      }
+      do {
+        return (try MatchConfig(json: value), path)
+      } catch {
+        fail("\(path): \(error)")
+      }
+    }
+
+    /// Where the default config is looked for, in order.
+    static func defaultConfigCandidates() -> [String] {
+      var list: [String] = []
+      if let env = getenv("FR_PROFILE_MATCH_CONFIG") { list.append(String(cString: env)) }
+      list.append("match-config.json")
+      if let executable = executablePath() {
+        var directory = parent(executable)
+        let installPrefix = parent(directory)
+        // The checkout the binary was built in: .build/<triple>/<config>/fr-profile.
+        while directory != "/" && !directory.isEmpty {
+          if access(directory + "/Package.swift", F_OK) == 0 {
+            list.append(directory + "/match-config.json")
+            break
+          }
+          directory = parent(directory)
+        }
+        list.append(installPrefix + "/share/fr-profile/match-config.json")
+      }
+      list.append("/etc/fr-profile/match-config.json")
+      return list
+    }
+
+    static func executablePath() -> String? {
+      var buffer = [CChar](repeating: 0, count: 4096)
+      let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+      guard count > 0 else { return nil }
+      return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func parent(_ path: String) -> String {
+      guard let slash = path.lastIndex(of: "/") else { return "." }
+      return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    // MARK: Files
+
+    func open(_ path: String, name: String) throws -> Int32 {
+      if path == "-" { return 0 }
+      let fd = Glibc.open(path, O_RDONLY)
+      if fd < 0 { fail("cannot read \(name): \(String(cString: strerror(errno)))") }
+      return fd
+    }
+
+    func readWhole(_ path: String, name: String) throws -> [UInt8] {
+      let fd = try open(path, name: name)
+      defer { if fd != 0 { close(fd) } }
+      var bytes: [UInt8] = []
+      var chunk = [UInt8](repeating: 0, count: 1 << 16)
+      while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 {
+          if errno == EINTR { continue }
+          fail("cannot read \(name): \(String(cString: strerror(errno)))")
+        }
+        if count == 0 { break }
+        bytes.append(contentsOf: chunk[..<count])
+        if bytes.count > StoredProfileReader.maxEntryBytes {
+          fail("\(name) is larger than \(StoredProfileReader.maxEntryBytes >> 20) MiB; a profile is a few KB")
+        }
+      }
+      return bytes
+    }
+  }
+}
+
+/// Prints a warning on standard error.
+func warn(_ message: String) {
+  writeStandardError("fr-profile: warning: \(message)\n")
+}
+
+/// Prints an error on standard error and exits with code 2.
+func fail(_ message: String) -> Never {
+  writeStandardError("fr-profile: error: \(message)\n")
+  exit(2)
+}

@@ -1,0 +1,179 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+import DeviceMatch
+import ProfileCLI
+import ProfileJSON
+
+/// Renders match results as text or JSON on standard output (buffered).
+struct Output {
+  let json: Bool
+  var buffer: [UInt8] = []
+
+  init(json: Bool) {
+    self.json = json
+    buffer.reserveCapacity(1 << 16)
+  }
+
+  mutating func write(_ text: String) {
+    buffer.append(contentsOf: text.utf8)
+    if buffer.count > 1 << 16 { flush() }
+  }
+
+  mutating func flush() {
+    buffer.withUnsafeBytes { bytes in
+      var done = 0
+      while done < bytes.count {
+        let count = Glibc.write(1, bytes.baseAddress! + done, bytes.count - done)
+        if count <= 0 { if errno == EINTR { continue } else { break } }
+        done += count
+      }
+    }
+    buffer.removeAll(keepingCapacity: true)
+  }
+
+  // MARK: One result
+
+  mutating func result(_ result: MatchResult, source: String?, index: Int?, config: String, incoming: JSON?) {
+    if json {
+      write(JSONWriter.compact(Self.json(result, source: source, index: index, config: config)) + "\n")
+    } else {
+      write(Self.text(result, source: source, index: index, config: config, incoming: incoming))
+    }
+  }
+
+  static func json(_ result: MatchResult, source: String?, index: Int?, config: String) -> JSON {
+    var object: JSONObject = ["outcome": .string(result.outcome.rawValue)]
+    if let index { object["storedIndex"] = .number(Double(index)) }
+    if let source { object["storedSource"] = .string(source) }
+    if let error = result.error {
+      object["error"] = .string(error.message)
+      if let suggestion = error.suggestion { object["suggestion"] = .string(suggestion) }
+    }
+    if let metadata = result.metadata {
+      object["metadata"] = .object([
+        "matches": .bool(metadata.matches), "sum": .number(metadata.sum),
+        "maxUnmatchedAttrs": .number(metadata.maxUnmatchedAttrs), "stoppedEarly": .bool(metadata.stoppedEarly),
+        "mismatches": .array(
+          metadata.mismatches.map { mismatch in
+            var entry: JSONObject = ["path": .string(mismatch.path)]
+            entry["key"] = mismatch.key.map(JSON.string) ?? .null
+            // A missing (undefined) value is left out.
+            if let stored = mismatch.stored { entry["stored"] = stored }
+            if let incoming = mismatch.incoming { entry["incoming"] = incoming }
+            entry["weight"] = .number(mismatch.weight)
+            entry["sum"] = .number(mismatch.sum)
+            return .object(entry)
+          }),
+      ])
+    }
+    if let location = result.location {
+      func number(_ value: Double) -> JSON { value.isFinite ? .number(value) : .null }
+      object["location"] = .object([
+        "matches": .bool(location.matches), "distance": number(location.distance),
+        "allowedRadius": number(location.allowedRadius),
+        "incoming": ["latitude": number(location.incoming.latitude), "longitude": number(location.incoming.longitude)],
+        "stored": ["latitude": number(location.stored.latitude), "longitude": number(location.stored.longitude)],
+      ])
+    }
+    object["config"] = .string(config)
+    return .object(object)
+  }
+
+  static func show(_ value: JSON?) -> String {
+    guard let value else { return "missing" }
+    let text = JSONWriter.compact(value)
+    return text.count > 80 ? String(text.prefix(77)) + "..." : text
+  }
+
+  static func number(_ value: Double) -> String { JSONWriter.formatNumber(value) == "null" ? "\(value)" : JSONWriter.formatNumber(value) }
+
+  static func text(_ result: MatchResult, source: String?, index: Int?, config: String, incoming: JSON?) -> String {
+    var lines = ["outcome: \(result.outcome.rawValue)"]
+    if let index, let source { lines.append("stored profile: #\(index) at \(source)") }
+    switch result.outcome {
+    case .unknownDevice:
+      if let incoming {
+        lines.append("no stored profile has the incoming identifier \(show(incoming["identifier"]))")
+      } else {
+        lines.append("the incoming profile is not JSON, so the script stops before comparing")
+      }
+    default: break
+    }
+    if let error = result.error {
+      lines.append("the script would throw: \(error.message)")
+      if let suggestion = error.suggestion { lines.append("hint: \(suggestion)") }
+    }
+    if let metadata = result.metadata {
+      let relation = metadata.sum <= metadata.maxUnmatchedAttrs ? "<=" : ">"
+      var line = "metadata: \(metadata.matches ? "match" : "no match") (sum \(number(metadata.sum)) \(relation) "
+        + "maxUnmatchedAttrs \(number(metadata.maxUnmatchedAttrs))"
+      if metadata.stoppedEarly { line += "; stopped at the first excess, as the script does" }
+      lines.append(line + ")")
+      for mismatch in metadata.mismatches {
+        lines.append(
+          "  \(mismatch.path): stored \(show(mismatch.stored)), incoming \(show(mismatch.incoming)), "
+            + "weight \(number(mismatch.weight)) (\(mismatch.key ?? "undefined")), sum \(number(mismatch.sum))")
+      }
+    }
+    if let location = result.location {
+      let relation = location.distance < location.allowedRadius ? "<" : (location.distance.isNaN ? "is not <" : ">=")
+      var line = "location: \(location.matches ? "match" : "no match") (distance \(number(location.distance)) m \(relation) "
+        + "allowedRadius \(number(location.allowedRadius)) m)"
+      if location.distance.isNaN { line += "; a coordinate could not be read" }
+      lines.append(line)
+    }
+    lines.append("config: \(config)")
+    return lines.joined(separator: "\n") + "\n\n"
+  }
+
+  // MARK: Summary
+
+  mutating func summary(_ totals: Totals, decision: MatchResult, decisionSource: String?) {
+    let ranked = totals.keyOrder.enumerated().sorted { a, b in
+      let (x, y) = (totals.keys[a.element]!, totals.keys[b.element]!)
+      return x != y ? x > y : a.offset < b.offset
+    }.map(\.element)
+    let compared = totals.compared
+    func share(_ count: Int) -> Double { compared == 0 ? 0 : Double(count) / Double(compared) }
+    if json {
+      var object: JSONObject = [
+        "outcome": .string(decision.outcome.rawValue), "read": .number(Double(totals.read)),
+        "skipped": .number(Double(totals.skipped)),
+      ]
+      for outcome in Outcome.allCases { object[outcome.rawValue + "Count"] = .number(Double(totals.outcomes[outcome] ?? 0)) }
+      object["compared"] = .number(Double(compared))
+      object["mismatchedKeys"] = .array(
+        ranked.map { key in
+          ["key": .string(key), "count": .number(Double(totals.keys[key]!)), "share": .number(share(totals.keys[key]!))]
+        })
+      if let decisionSource { object["decidedBy"] = .string(decisionSource) }
+      write(JSONWriter.compact(.object(object)) + "\n")
+      return
+    }
+    var lines = [
+      "stored profiles: \(totals.read) read, \(totals.skipped) skipped (not JSON)",
+      Outcome.allCases.map { "\($0.rawValue): \(totals.outcomes[$0] ?? 0)" }.joined(separator: "  "),
+      "script outcome: \(decision.outcome.rawValue)" + (decisionSource.map { " (decided by \($0))" } ?? ""),
+    ]
+    if ranked.isEmpty {
+      lines.append("no metadata mismatches")
+    } else {
+      lines.append("mismatched leaf keys (profiles with the key mismatching, share of \(compared) compared):")
+      let width = ranked.map(\.count).max() ?? 0
+      for key in ranked.prefix(20) {
+        let count = totals.keys[key]!
+        let percent = (share(count) * 1000).rounded() / 10
+        lines.append("  " + key.padding(width) + "  \(count)  \(percent)%")
+      }
+      if ranked.count > 20 { lines.append("  … and \(ranked.count - 20) more keys") }
+    }
+    write(lines.joined(separator: "\n") + "\n")
+  }
+}
+
+extension String {
+  func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
+}

@@ -1,0 +1,514 @@
+import Foundation
+import ProfileJSON
+import Testing
+
+/// `fr-profile match` end to end: formats, exit codes, output modes, config and bad input.
+@Suite struct MatchCommandTests {
+  static let incoming: JSON = [
+    "identifier": "dev-1",
+    "metadata": [
+      "platform": ["platform": "Linux", "version": "6.8.0-45-generic", "timeZone": "Europe/Berlin"],
+      "hardware": ["cpu": 16, "memory": 31812, "display": ["width": 2880, "height": 1800]],
+      "network": ["connected": true],
+    ],
+    "location": ["latitude": 52.520008, "longitude": 13.404954],
+  ]
+
+  /// The incoming profile with some leaves changed.
+  static func drifted(_ changes: [(String, String, JSON)], identifier: String = "dev-1", latitude: Double = 52.520008)
+    -> JSON
+  {
+    var metadata = incoming["metadata"]!.objectValue!
+    for (section, key, value) in changes {
+      var object = metadata[section]!.objectValue!
+      object[key] = value
+      metadata[section] = .object(object)
+    }
+    return [
+      "identifier": .string(identifier), "metadata": .object(metadata),
+      "location": ["latitude": .number(latitude), "longitude": 13.404954],
+    ]
+  }
+
+  static let config = #"{"attrWeights": {"cpu": 3, "version": 0.5}, "maxUnmatchedAttrs": 1, "allowedRadius": 100}"#
+
+  /// A temporary directory with `files`, the config as `config.json`, removed afterwards.
+  func withFiles(_ files: [String: String], _ body: (String) throws -> Void) throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    try Self.config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+    for (name, text) in files { try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8) }
+    try body(directory)
+  }
+
+  func match(_ directory: String, _ arguments: [String], stdin: String? = nil) throws -> RunResult {
+    let resolved = arguments.map { $0.hasSuffix(".json") || $0.hasSuffix(".jsonl") || $0.hasSuffix(".txt") ? directory + "/" + $0 : $0 }
+    return try run(["match", "--config", directory + "/config.json"] + resolved, stdin: stdin)
+  }
+
+  static func text(_ value: JSON) -> String { JSONWriter.compact(value) }
+
+  // MARK: Formats
+
+  @Test("STORED as one profile")
+  func singleProfile() throws {
+    try withFiles(["stored.json": JSONWriter.pretty(Self.incoming), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.json", "incoming.json"])
+      #expect(result.status == 0)
+      #expect(result.stdout.hasPrefix("outcome: true\n"))
+      #expect(result.stdout.contains("distance 0 m < allowedRadius 100 m"))
+    }
+  }
+
+  @Test("STORED as a JSON array: the first profile with the identifier decides")
+  func arrayOfProfiles() throws {
+    let other = Self.drifted([], identifier: "dev-2")
+    let changed = Self.drifted([("hardware", "cpu", 8)])
+    let stored = "[\(Self.text(other)), \(Self.text(changed)), \(Self.text(Self.incoming))]"
+    try withFiles(["stored.json": stored, "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.json", "incoming.json"])
+      #expect(result.status == 1)
+      #expect(result.stdout.contains("stored profile: #1"))
+      #expect(result.stdout.contains("metadata.hardware.cpu: stored 8, incoming 16, weight 3 (cpu), sum 3"))
+      #expect(result.stdout.contains("sum 3 > maxUnmatchedAttrs 1"))
+    }
+  }
+
+  @Test("STORED as a JSON array of serialised profile strings (AM's DAO)")
+  func arrayOfStrings() throws {
+    let strings = JSON.array([.string(Self.text(Self.drifted([], identifier: "x"))), .string(Self.text(Self.incoming))])
+    try withFiles(["stored.json": Self.text(strings), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["--json", "stored.json", "incoming.json"])
+      #expect(result.status == 0)
+      let output = try JSONParser.parse(result.stdout)
+      #expect(output["outcome"] == "true")
+      #expect(output["storedIndex"] == 1)
+    }
+  }
+
+  @Test("STORED as JSON Lines; a line that is not JSON is skipped with file:line:column")
+  func jsonLines() throws {
+    let lines = [Self.text(Self.drifted([], identifier: "x")), "{\"identifier\": tru}", Self.text(Self.incoming)]
+    try withFiles(["stored.jsonl": lines.joined(separator: "\n") + "\n", "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.jsonl", "incoming.json"])
+      #expect(result.status == 0)
+      #expect(result.stderr.contains("stored.jsonl:2:19: unexpected '}'"))
+      #expect(result.stderr.contains("skipped, as the script does"))
+      #expect(result.stdout.contains("stored profile: #2 at \(dir)/stored.jsonl:3:1"))
+    }
+  }
+
+  @Test("JSON Lines with a damaged first line are still read line by line", arguments: ["not json", "{\"identifier\": \"dev-1\", \"meta"])
+  func jsonLinesWithBrokenFirstLine(first: String) throws {
+    let lines = [first, Self.text(Self.drifted([], identifier: "x")), Self.text(Self.incoming)]
+    try withFiles(["stored.txt": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.txt", "incoming.json"])
+      #expect(result.status == 0)
+      #expect(result.stderr.contains("stored.txt:1:"))
+      #expect(result.stdout.contains("stored profile: #2 at \(dir)/stored.txt:3:1"))
+    }
+  }
+
+  @Test("a pretty-printed array with one profile per line is one document, not JSON Lines")
+  func prettyArrayIsOneDocument() throws {
+    let stored = "[\n" + [Self.text(Self.drifted([], identifier: "x")), Self.text(Self.incoming)].joined(separator: ",\n") + "\n]\n"
+    try withFiles(["stored.txt": stored, "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.txt", "incoming.json"])
+      #expect(result.status == 0)
+      #expect(result.stderr.isEmpty)
+    }
+  }
+
+  @Test("JSON Lines are sniffed without a .jsonl name")
+  func jsonLinesSniffed() throws {
+    let lines = [Self.text(Self.drifted([], identifier: "x")), Self.text(Self.drifted([("hardware", "cpu", 4)]))]
+    try withFiles(["stored.txt": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result1 = try match(dir, ["stored.txt", "incoming.json"])
+      #expect(result1.status == 1)
+    }
+  }
+
+  @Test("STORED as AM's REST listing; a stored profile without location makes the script throw")
+  func amListing() throws {
+    let listing = try String(contentsOfFile: "/work/shared/reference/profiles/am-rest-device-profiles.json", encoding: .utf8)
+    let stored = try JSONParser.parse(listing)["result"]!.arrayValue![0]
+    var profile = stored.objectValue!
+    profile["location"] = ["latitude": 49.2, "longitude": -123.1]
+    try withFiles(["am.json": listing, "incoming.json": Self.text(.object(profile))]) { dir in
+      let result = try match(dir, ["am.json", "incoming.json"])
+      #expect(result.status == 2)
+      #expect(result.stdout.contains("the stored profile has no location"))
+      #expect(result.stderr.contains("matchLocation"))
+      try #"{"matchLocation": false}"#.write(toFile: dir + "/config.json", atomically: true, encoding: .utf8)
+      let metadataOnly = try match(dir, ["am.json", "incoming.json"])
+      #expect(metadataOnly.status == 0)
+      #expect(metadataOnly.stdout.hasPrefix("outcome: true"))
+    }
+  }
+
+  @Test("'-' reads STORED or INCOMING from standard input")
+  func standardInput() throws {
+    try withFiles(["stored.json": Self.text(Self.incoming), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result2 = try match(dir, ["stored.json", "-"], stdin: Self.text(Self.incoming))
+      #expect(result2.status == 0)
+      let result3 = try match(dir, ["-", "incoming.json"], stdin: Self.text(Self.incoming))
+      #expect(result3.status == 0)
+    }
+  }
+
+  // MARK: Exit codes
+
+  @Test("exit 3 for unknownDevice")
+  func unknownDevice() throws {
+    try withFiles(["stored.json": Self.text(Self.drifted([], identifier: "x")), "incoming.json": Self.text(Self.incoming)]) {
+      dir in
+      let result = try match(dir, ["stored.json", "incoming.json"])
+      #expect(result.status == 3)
+      #expect(result.stdout.contains("no stored profile has the incoming identifier \"dev-1\""))
+    }
+  }
+
+  @Test("exit 1 when the location is out of range (strict <)")
+  func outOfRange() throws {
+    let far = Self.drifted([], latitude: 52.521)
+    try withFiles(["stored.json": Self.text(far), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.json", "incoming.json"])
+      #expect(result.status == 1)
+      #expect(result.stdout.contains("location: no match (distance 110 m >= allowedRadius 100 m)"))
+    }
+  }
+
+  @Test("exit 64 for usage errors")
+  func usageErrors() throws {
+    try withFiles([:]) { dir in
+      let result4 = try match(dir, ["-", "-"])
+      #expect(result4.status == 64)
+      let result5 = try run(["match", "only-one"])
+      #expect(result5.status == 64)
+      let result6 = try run(["match", "--config", "a", "--script-defaults", "b", "c"])
+      #expect(result6.status == 64)
+    }
+  }
+
+  @Test("exit 2 when a file cannot be read")
+  func unreadableFile() throws {
+    try withFiles(["incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["missing.json", "incoming.json"])
+      #expect(result.status == 2)
+      #expect(result.stderr.contains("cannot read"))
+    }
+  }
+
+  // MARK: Output modes
+
+  @Test("--json prints one object with the explanation")
+  func jsonOutput() throws {
+    let changed = Self.drifted([("platform", "version", "6.8.0-47-generic"), ("platform", "timeZone", "UTC")])
+    try withFiles(["stored.json": Self.text(changed), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["--json", "stored.json", "incoming.json"])
+      #expect(result.status == 1)
+      let output = try JSONParser.parse(result.stdout)
+      #expect(output["outcome"] == "false")
+      let mismatches = output["metadata"]!["mismatches"]!.arrayValue!
+      #expect(mismatches.map { $0["path"]! } == ["metadata.platform.version", "metadata.platform.timeZone"])
+      #expect(mismatches[0]["weight"] == 0.5 && mismatches[1]["sum"] == 1.5)
+      #expect(output["location"]!["distance"] == 0)
+    }
+  }
+
+  @Test("--each prints every stored profile with the identifier; JSON Lines with --json")
+  func each() throws {
+    let lines = [Self.incoming, Self.drifted([], identifier: "x"), Self.drifted([("hardware", "cpu", 2)])].map(Self.text)
+    try withFiles(["stored.jsonl": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["--each", "--json", "stored.jsonl", "incoming.json"])
+      #expect(result.status == 0)
+      let outcomes = try result.stdout.split(separator: "\n").map { try JSONParser.parse(String($0))["outcome"]! }
+      #expect(outcomes == ["true", "false"])
+      let text = try match(dir, ["--each", "stored.jsonl", "incoming.json"])
+      #expect(text.stdout.components(separatedBy: "outcome: ").count == 3)
+    }
+  }
+
+  @Test("--each reports a profile the script would throw on as an error; the first one still decides")
+  func eachWithError() throws {
+    let noLocation = #"{"identifier": "dev-1", "metadata": {}}"#
+    let lines = [JSONWriter.compact(Self.incoming), noLocation]
+    try withFiles(["stored.jsonl": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["--each", "--json", "stored.jsonl", "incoming.json"])
+      #expect(result.status == 0)
+      let outcomes = try result.stdout.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+      #expect(outcomes.map { $0["outcome"]! } == ["true", "error"])
+      #expect(outcomes[1]["suggestion"]?.stringValue?.contains("matchLocation") == true)
+      let reversed = try match(dir, ["stored.jsonl", "incoming.json"])
+      #expect(reversed.status == 0)
+      try [noLocation, JSONWriter.compact(Self.incoming)].joined(separator: "\n").write(
+        toFile: dir + "/stored.jsonl", atomically: true, encoding: .utf8)
+      let first = try match(dir, ["--summary", "stored.jsonl", "incoming.json"])
+      #expect(first.status == 2)
+      #expect(first.stdout.contains("true: 1  false: 0  unknownDevice: 0  error: 1"))
+    }
+  }
+
+  @Test("--summary prints totals and the most frequent mismatching keys")
+  func summary() throws {
+    let lines = [
+      Self.incoming, Self.drifted([], identifier: "x"), Self.drifted([("hardware", "cpu", 2)]),
+      Self.drifted([("hardware", "cpu", 2), ("platform", "version", "7")]),
+    ].map(Self.text) + ["not json"]
+    try withFiles(["stored.jsonl": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["--summary", "stored.jsonl", "incoming.json"])
+      #expect(result.status == 0)
+      #expect(result.stdout.contains("stored profiles: 5 read, 1 skipped (not JSON)"))
+      #expect(result.stdout.contains("true: 1  false: 2  unknownDevice: 1  error: 0"))
+      #expect(result.stdout.contains("  cpu      2  66.7%"))
+      let summaryJSON = try match(dir, ["--summary", "--json", "stored.jsonl", "incoming.json"])
+      let json = try JSONParser.parse(summaryJSON.stdout)
+      #expect(json["falseCount"] == 2 && json["skipped"] == 1)
+      #expect(json["mismatchedKeys"]!.arrayValue!.first?["key"] == "cpu")
+    }
+  }
+
+  @Test("help ends its discussion with EXAMPLES and lists the exit codes")
+  func help() throws {
+    let result = try run(["match", "--help"])
+    #expect(result.stdout.contains("EXIT CODES:"))
+    #expect(result.stdout.contains("EXAMPLES:\n  fr-profile match stored.json incoming.json"))
+  }
+
+  // MARK: Config
+
+  @Test("an unknown config key is an error naming the nearest valid key")
+  func unknownConfigKey() throws {
+    try withFiles(["p.json": Self.text(Self.incoming)]) { dir in
+      try #"{"maxUnmatchedAtrs": 2}"#.write(toFile: dir + "/config.json", atomically: true, encoding: .utf8)
+      let result = try match(dir, ["p.json", "p.json"])
+      #expect(result.status == 2)
+      #expect(result.stderr.contains("unknown match config key 'maxUnmatchedAtrs'; did you mean 'maxUnmatchedAttrs'?"))
+    }
+  }
+
+  @Test("a config that is not JSON, or mistyped, is an error with its position")
+  func badConfig() throws {
+    try withFiles(["p.json": Self.text(Self.incoming)]) { dir in
+      try "{\"allowedRadius\": }".write(toFile: dir + "/config.json", atomically: true, encoding: .utf8)
+      let notJSON = try match(dir, ["p.json", "p.json"])
+      #expect(notJSON.status == 2)
+      #expect(notJSON.stderr.contains("config.json:1:19"))
+      try #"{"allowedRadius": "100"}"#.write(toFile: dir + "/config.json", atomically: true, encoding: .utf8)
+      let result7 = try match(dir, ["p.json", "p.json"])
+      #expect(result7.stderr.contains("'allowedRadius' must be a number"))
+    }
+  }
+
+  @Test("without --config, the checkout's match-config.json is used")
+  func defaultConfigFromCheckout() throws {
+    try withFiles(["p.json": Self.text(Self.incoming)]) { dir in
+      let result = try run(["match", dir + "/p.json", dir + "/p.json"], environment: ["FR_PROFILE_MATCH_CONFIG": dir + "/none.json"])
+      #expect(result.status == 0)
+      #expect(result.stdout.contains("match-config.json\n"))
+    }
+  }
+
+  @Test("no default config anywhere: exit 2 instead of silently using other settings")
+  func missingDefaultConfig() throws {
+    try withFiles(["p.json": Self.text(Self.incoming)]) { dir in
+      try FileManager.default.copyItem(atPath: frProfilePath, toPath: dir + "/fr-profile")
+      let result = try run(
+        ["match", dir + "/p.json", dir + "/p.json"], executable: dir + "/fr-profile", prefix: ["/usr/bin/env", "-C", dir])
+      #expect(result.status == 2)
+      #expect(result.stderr.contains("no match config found"))
+      let defaults = try run(
+        ["match", "--script-defaults", dir + "/p.json", dir + "/p.json"], executable: dir + "/fr-profile",
+        prefix: ["/usr/bin/env", "-C", dir])
+      #expect(defaults.status == 0)
+    }
+  }
+
+  // MARK: Bad input
+
+  @Test("100,000 levels of nesting: skipped with a clear warning, no crash")
+  func deepNesting() throws {
+    let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+    try withFiles(["stored.jsonl": deep + "\n" + Self.text(Self.incoming), "deep.json": deep, "p.json": Self.text(Self.incoming)]) {
+      dir in
+      let stored = try match(dir, ["stored.jsonl", "p.json"])
+      #expect(stored.status == 0)
+      #expect(stored.stderr.contains("nesting deeper than 1000 levels"))
+      let incoming = try match(dir, ["p.json", "deep.json"])
+      #expect(incoming.status == 3)
+      #expect(incoming.stderr.contains("deep.json:1:1001: nesting deeper than 1000 levels"))
+    }
+  }
+
+  @Test("huge numbers are Infinity, as in JavaScript: equal to each other")
+  func hugeNumbers() throws {
+    let profile = Self.text(Self.incoming).replacingOccurrences(of: "31812", with: "1e400")
+    try withFiles(["a.json": profile, "b.json": profile.replacingOccurrences(of: "1e400", with: "2e999")]) { dir in
+      let result8 = try match(dir, ["a.json", "b.json"])
+      #expect(result8.status == 0)
+    }
+  }
+
+  @Test("invalid UTF-8: the entry is skipped with its position")
+  func invalidUTF8() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    try Self.config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+    var bytes = Array("{\"identifier\": \"dev-1\", \"x\": \"".utf8) + [0xC3, 0x28] + Array("\"}\n".utf8)
+    bytes += Array(Self.text(Self.incoming).utf8)
+    _ = FileManager.default.createFile(atPath: directory + "/stored.jsonl", contents: Data(bytes))
+    try Self.text(Self.incoming).write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    let result = try match(directory, ["stored.jsonl", "p.json"])
+    #expect(result.status == 0)
+    #expect(result.stderr.contains("stored.jsonl:1:31: invalid UTF-8"))
+  }
+
+  @Test("duplicate keys: the last value wins, as in JSON.parse")
+  func duplicateKeys() throws {
+    let stored = #"{"identifier": "dev-2", "identifier": "dev-1", "# + Self.text(Self.incoming).dropFirst()
+    try withFiles(["stored.json": String(stored), "p.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.json", "p.json"])
+      #expect(result.status == 0)
+      let summary = try match(dir, ["--summary", "stored.json", "p.json"])
+      #expect(summary.stdout.contains("true: 1"))
+    }
+  }
+
+  @Test("empty files: no stored profiles is unknownDevice; an empty incoming profile is not JSON")
+  func emptyFiles() throws {
+    try withFiles(["empty.json": "", "p.json": Self.text(Self.incoming)]) { dir in
+      let result9 = try match(dir, ["empty.json", "p.json"])
+      #expect(result9.status == 3)
+      let incoming = try match(dir, ["p.json", "empty.json"])
+      #expect(incoming.status == 3)
+      #expect(incoming.stderr.contains("empty.json:1:1: unexpected end of input"))
+    }
+  }
+
+  @Test("a broken outer array keeps the profiles read before the break")
+  func brokenArray() throws {
+    let stored = "[\(Self.text(Self.drifted([], identifier: "x"))) \(Self.text(Self.incoming))]"
+    try withFiles(["stored.json": stored, "p.json": Self.text(Self.incoming)]) { dir in
+      let result = try match(dir, ["stored.json", "p.json"])
+      #expect(result.status == 3)
+      #expect(result.stderr.contains("expected ',' or ']'"))
+    }
+  }
+
+  @Test("the fast path used by --summary agrees with the general path on unusual profiles")
+  func fastPathAgreesWithGeneralPath() throws {
+    let variants: [String] = [
+      Self.text(Self.incoming),
+      Self.text(Self.drifted([("hardware", "cpu", "16")])),
+      Self.text(Self.drifted([("hardware", "display", "2880")])),
+      Self.text(Self.drifted([("network", "connected", .null)])),
+      #"{"identifier": "dev-1", "metadata": {"1": 2, "platform": {}}, "location": {"lat": 52.52, "lng": 13.4}}"#,
+      #"{"identifier": "dev-1", "metadata": {"hardware": {"cpu": 1.6e1}}, "location": {"latitude": "52.520008", "longitude": 13.404954}}"#,
+      #"{"identifier": "dev-1", "metadata": {"platform": "Linux"}, "location": [13.404954, 52.520008]}"#,
+      #"{"identifier": "dev-1", "metadata": {"platform": {"platform": "Lin\u0075x"}}, "location": {"lat": 52.520008, "lon": 13.404954}}"#,
+      #"{"identifier": "dev-1", "metadata": null, "location": {"lat": 52.520008, "lon": 13.404954}}"#,
+      #"{"identifier": "dev-1", "metadata": {}, "location": null}"#,
+      #"{"identifier": "dev-1", "metadata": {"x": [1, {"a": 2}]}}"#,
+      #"{"metadata": {}, "location": {}}"#,
+      #"{"identifier": "dev-1", "metadata": {"hardware": {"cpu": 16, "cpu": 8}}, "location": {"latitude": 52.520008, "longitude": 13.404954}}"#,
+      #"{"identifier": "dev-1", "location": {"latitude": 52.520008, "longitude": 13.404954}, "metadata": {"hardware": {"cpu": 8, "memory": 1}}}"#,
+      #"{"identifier": "dev-1", "metadata": {"hardware": {"display": {"width": 2880, "height": 1800, "depth": 24}}}, "location": {"latitude": 52.5209, "longitude": 13.404954}}"#,
+      "null", "\"dev-1\"", "[]",
+    ]
+    try withFiles(["stored.jsonl": variants.joined(separator: "\n"), "p.json": Self.text(Self.incoming)]) { dir in
+      let each = try match(dir, ["--each", "--json", "stored.jsonl", "p.json"])
+      var counts: [String: Int] = [:]
+      for line in each.stdout.split(separator: "\n") {
+        counts[try JSONParser.parse(String(line))["outcome"]!.stringValue!, default: 0] += 1
+      }
+      let summaryRun = try match(dir, ["--summary", "--json", "stored.jsonl", "p.json"])
+      let summary = try JSONParser.parse(summaryRun.stdout)
+      #expect(summary["trueCount"]?.numberValue == Double(counts["true"] ?? 0))
+      #expect(summary["falseCount"]?.numberValue == Double(counts["false"] ?? 0))
+      #expect(summary["errorCount"]?.numberValue == Double(counts["error"] ?? 0))
+      #expect(counts["true", default: 0] > 0 && counts["false", default: 0] > 0 && counts["error", default: 0] > 0)
+    }
+  }
+}
+
+/// The parallel `--summary` path over JSON Lines against the serial `--each` path.
+@Suite struct MatchParallelSummaryTests {
+  @Test("--summary in parallel blocks agrees with --each: counts, decision and warning positions", arguments: [64, 700, 5000, 1 << 20])
+  func parallelBlocksAgree(blockSize: Int) throws {
+    let good = JSONWriter.compact(MatchCommandTests.incoming)
+    let other = JSONWriter.compact(MatchCommandTests.drifted([], identifier: "x"))
+    let cpu = JSONWriter.compact(MatchCommandTests.drifted([("hardware", "cpu", 2)]))
+    let deferred = #"{"identifier": "dev-1", "metadata": {"0": 1}, "location": {"latitude": "52.52", "longitude": 13.4}}"#
+    var lines: [String] = []
+    for index in 0..<300 {
+      switch index % 13 {
+      case 0: lines.append(other)
+      case 3: lines.append("not json \(index)")
+      case 5: lines.append(deferred)
+      case 7: lines.append("")
+      case 9: lines.append("   " + cpu)
+      default: lines.append(index % 2 == 0 ? good : cpu)
+      }
+    }
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    try MatchCommandTests.config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+    try lines.joined(separator: "\n").write(toFile: directory + "/stored.jsonl", atomically: true, encoding: .utf8)
+    try good.write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    let common = ["match", "--config", directory + "/config.json", directory + "/stored.jsonl", directory + "/p.json"]
+    let each = try run(common + ["--each", "--json"])
+    var counts: [String: Double] = [:]
+    for line in each.stdout.split(separator: "\n") {
+      counts[try JSONParser.parse(String(line))["outcome"]!.stringValue!, default: 0] += 1
+    }
+    let summary = try run(common + ["--summary", "--json"], environment: ["FR_PROFILE_MATCH_BLOCK": String(blockSize)])
+    let totals = try JSONParser.parse(summary.stdout)
+    #expect(summary.status == each.status)
+    #expect(totals["trueCount"]?.numberValue == counts["true"] ?? 0)
+    #expect(totals["falseCount"]?.numberValue == counts["false"] ?? 0)
+    #expect(totals["errorCount"]?.numberValue == counts["error"] ?? 0)
+    #expect(totals["skipped"] == 23)
+    #expect(totals["read"] == 277)
+    #expect(totals["decidedBy"]?.stringValue?.hasSuffix("stored.jsonl:2:1") == true)
+    // The serial path prints at most 20 warnings; the parallel one must name the same lines.
+    let serialWarnings = each.stderr.split(separator: "\n").filter { $0.contains("skipped") }
+    let parallelWarnings = summary.stderr.split(separator: "\n").filter { $0.contains("skipped") }
+    #expect(serialWarnings == parallelWarnings)
+    #expect(parallelWarnings.first?.contains("stored.jsonl:4:2: unexpected") == true)
+  }
+}
+
+@Suite struct MatchLargeInputTests {
+  @Test("an entry over 64 MiB stops reading with a clear warning, without a crash or a huge buffer")
+  func oversizedEntry() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    let huge = "{\"identifier\": \"" + String(repeating: "x", count: 70 << 20) + "\"}\n"
+    try huge.write(toFile: directory + "/stored.json", atomically: false, encoding: .utf8)
+    try JSONWriter.compact(MatchCommandTests.incoming).write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    let result = try run(["match", "--script-defaults", directory + "/stored.json", directory + "/p.json"])
+    #expect(result.status == 3)
+    #expect(result.stderr.contains("stored.json:1:1: an entry is larger than 64 MiB"))
+    let incoming = try run(["match", "--script-defaults", directory + "/p.json", directory + "/stored.json"])
+    #expect(incoming.status == 2)
+    #expect(incoming.stderr.contains("larger than 64 MiB"))
+  }
+
+  @Test("a compact one-line AM listing over 1 MiB is streamed element by element")
+  func largeCompactListing() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    let profile = JSONWriter.compact(MatchCommandTests.incoming)
+    let other = JSONWriter.compact(MatchCommandTests.drifted([], identifier: "x"))
+    let listing = "{\"result\":[" + Array(repeating: other, count: 5000).joined(separator: ",") + "," + profile
+      + "],\"resultCount\":5001}\n"
+    #expect(listing.utf8.count > 1 << 20)
+    try listing.write(toFile: directory + "/am.json", atomically: true, encoding: .utf8)
+    try profile.write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    try MatchCommandTests.config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+    let result = try run(["match", "--config", directory + "/config.json", directory + "/am.json", directory + "/p.json"])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("stored profile: #5000 at \(directory)/am.json:1:"))
+    #expect(result.stderr.isEmpty)
+  }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Replays 100,000 generated stored profiles (JSON Lines, ~1.4 KB each) against one incoming
+# profile with the release build of fr-profile and reports throughput and peak RSS:
+#
+#   fr-profile match --each --summary --config match-config.json STORED.jsonl INCOMING
+#
+# Usage: bench/match-bench.sh [COUNT] [RUNS]     (defaults: 100000 profiles, 5 runs; best run reported)
+# Environment: FR_PROFILE (a prebuilt binary; default: swift build -c release), BENCH_OUT (bench/out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count="${1:-100000}"
+runs="${2:-5}"
+out="${BENCH_OUT:-bench/out}"
+
+if [[ -z "${FR_PROFILE:-}" ]]; then
+  swift build -c release --product fr-profile >&2
+  FR_PROFILE="$(swift build -c release --show-bin-path)/fr-profile"
+fi
+
+if [[ ! -s "$out/stored.jsonl" || "$(wc -l < "$out/stored.jsonl")" -ne "$count" ]]; then
+  python3 bench/gen-profiles.py --count "$count" --out "$out" >&2
+fi
+bytes=$(stat -c %s "$out/stored.jsonl")
+
+best_seconds=""
+best_rss=""
+for run in $(seq 1 "$runs"); do
+  report=$(mktemp)
+  started=$(date +%s%N)
+  /usr/bin/time -f '%M' -o "$report" \
+    "$FR_PROFILE" match --each --summary --config match-config.json "$out/stored.jsonl" "$out/incoming.json" \
+    > "$out/summary.txt" || true   # the exit code is the script's answer (0/1/3), not a failure
+  finished=$(date +%s%N)
+  seconds=$(awk -v a="$started" -v b="$finished" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+  rss_kib=$(tail -n 1 "$report")
+  rm -f "$report"
+  echo "run $run: ${seconds} s, peak RSS ${rss_kib} KiB" >&2
+  if [[ -z "$best_seconds" ]] || awk "BEGIN{exit !($seconds < $best_seconds)}"; then best_seconds=$seconds; fi
+  if [[ -z "$best_rss" ]] || (( rss_kib > best_rss )); then best_rss=$rss_kib; fi
+done
+
+cat "$out/summary.txt"
+awk -v n="$count" -v s="$best_seconds" -v r="$best_rss" -v b="$bytes" 'BEGIN {
+  if (s <= 0) s = 0.005
+  printf "fr-profile match --each --summary: %d profiles (%.0f bytes each) in %.3f s (best run, wall)\n", n, b / n, s
+  printf "throughput: %.0f profiles/s (%.0f MB/s); peak RSS (max over runs): %.1f MiB\n", n / s, b / s / 1e6, r / 1024
+}'
