@@ -88,12 +88,14 @@ public final class HTTPClient {
                 fr_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count),
                 fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, bodyBytes.baseAddress ?? UnsafeRawPointer(urlPointer)),
                 fr_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, list),
-                fr_curl_setopt_write(handle, { data, size, count, context in
-                  let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
-                  let total = size * count
-                  if let data { sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: total)) }
-                  return total
-                }),
+                fr_curl_setopt_write(
+                  handle,
+                  { data, size, count, context in
+                    let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
+                    let total = size * count
+                    if let data { sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: total)) }
+                    return total
+                  }),
                 fr_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context),
                 fr_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorPointer.baseAddress),
                 fr_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds),

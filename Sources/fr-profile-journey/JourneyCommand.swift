@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import ArgumentParser
 import Collectors
 import Journey
 import JourneyHTTP
 import ProfileCLI
 import ProfileJSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// `fr-profile journey`: its own executable, which `fr-profile journey …` execs, so that
 /// `collect` never loads libcurl.
@@ -82,7 +83,8 @@ struct JourneyCommand: ParsableCommand {
 
   @Option(
     name: .customLong("choice"),
-    help: ArgumentHelp("Answer the next ChoiceCallback or ConfirmationCallback with option N (0-based); repeat for several.", valueName: "N"))
+    help: ArgumentHelp(
+      "Answer the next ChoiceCallback or ConfirmationCallback with option N (0-based); repeat for several.", valueName: "N"))
   var choices: [Int] = []
 
   @Option(help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"))

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import ProfileCLI
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// The controlling terminal, for prompts: questions go to it and answers come from it, so
 /// stdin and stdout stay free for `--password-stdin` and the token.

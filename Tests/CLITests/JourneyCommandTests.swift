@@ -25,8 +25,10 @@ import Testing
     _ server: AuthenticateServer, _ device: Device, user: String = "demo", password: String? = nil, _ extra: [String] = []
   ) throws -> RunResult {
     let arguments =
-      ["journey", "--server", server.url + "/", "--realm", "alpha", "--tree", "DeviceProfiling", "--user", user,
-       "--password-stdin"] + device.arguments + extra
+      [
+        "journey", "--server", server.url + "/", "--realm", "alpha", "--tree", "DeviceProfiling", "--user", user,
+        "--password-stdin",
+      ] + device.arguments + extra
     let result = try run(arguments, stdin: (password ?? self.password) + "\n")
     expectNoSecrets(result, device)
     return result
@@ -244,8 +246,10 @@ import Testing
       let server = try AuthenticateServer(configuration)
       defer { server.stop() }
       let result = try run(
-        ["journey", "--server", server.url, "--realm", "root", "--tree", "DeviceProfiling", "--user", "demo",
-         "--password-stdin"] + device.arguments, stdin: password)
+        [
+          "journey", "--server", server.url, "--realm", "root", "--tree", "DeviceProfiling", "--user", "demo",
+          "--password-stdin",
+        ] + device.arguments, stdin: password)
       #expect(result.status == 1)
       #expect(server.outcomes == ["device match: unknownDevice"])
     }

@@ -8,7 +8,10 @@ import Testing
     ("alpha", "https://am.example.com/am/json/realms/root/realms/alpha/authenticate?authIndexType=service&authIndexValue=Login"),
     ("root", "https://am.example.com/am/json/realms/root/authenticate?authIndexType=service&authIndexValue=Login"),
     ("/", "https://am.example.com/am/json/realms/root/authenticate?authIndexType=service&authIndexValue=Login"),
-    ("/alpha/staff", "https://am.example.com/am/json/realms/root/realms/alpha/realms/staff/authenticate?authIndexType=service&authIndexValue=Login"),
+    (
+      "/alpha/staff",
+      "https://am.example.com/am/json/realms/root/realms/alpha/realms/staff/authenticate?authIndexType=service&authIndexValue=Login"
+    ),
   ])
   func endpointURLFollowsAMsRealmPaths(realm: String, url: String) {
     #expect(AuthenticateEndpoint(server: "https://am.example.com/am/", realm: realm, tree: "Login").url == url)
@@ -20,24 +23,30 @@ import Testing
   }
 
   @Test func textOutputMessageTypeMayBeAString() throws {
-    let step = try AuthenticateStep(parsing: Array(#"""
-      {"authId":"a","callbacks":[{"type":"TextOutputCallback","output":[{"name":"message","value":"Hi"},{"name":"messageType","value":"1"}]}]}
-      """#.utf8))
+    let step = try AuthenticateStep(
+      parsing: Array(
+        #"""
+        {"authId":"a","callbacks":[{"type":"TextOutputCallback","output":[{"name":"message","value":"Hi"},{"name":"messageType","value":"1"}]}]}
+        """#.utf8))
     let requests = try step.requests()
     #expect(requests.map { $0.request } == [.textOutput(message: "Hi", messageType: 1)])
   }
 
   @Test func unsupportedCallbackIsNamedWithItsIndex() throws {
-    let step = try AuthenticateStep(parsing: Array(#"""
-      {"authId":"a","callbacks":[{"type":"NameCallback","output":[],"input":[{"name":"IDToken1","value":""}]},{"type":"WebAuthnRegistrationCallback"}]}
-      """#.utf8))
+    let step = try AuthenticateStep(
+      parsing: Array(
+        #"""
+        {"authId":"a","callbacks":[{"type":"NameCallback","output":[],"input":[{"name":"IDToken1","value":""}]},{"type":"WebAuthnRegistrationCallback"}]}
+        """#.utf8))
     #expect(throws: JourneyError.unsupportedCallback(index: 1, type: "WebAuthnRegistrationCallback")) { try step.requests() }
   }
 
   @Test func choiceWithoutChoicesIsMalformed() throws {
-    let step = try AuthenticateStep(parsing: Array(#"""
-      {"callbacks":[{"type":"ChoiceCallback","output":[{"name":"prompt","value":"Pick"}],"input":[{"name":"IDToken1","value":0}]}]}
-      """#.utf8))
+    let step = try AuthenticateStep(
+      parsing: Array(
+        #"""
+        {"callbacks":[{"type":"ChoiceCallback","output":[{"name":"prompt","value":"Pick"}],"input":[{"name":"IDToken1","value":0}]}]}
+        """#.utf8))
     #expect(throws: JourneyError.malformedCallback(index: 0, reason: "ChoiceCallback output \"choices\" is not an array")) {
       try step.requests()
     }
@@ -59,7 +68,8 @@ import Testing
   }
 
   let endpoint = AuthenticateEndpoint(server: "http://am", realm: "root", tree: "T")
-  let nameStep = #"{"authId":"x","callbacks":[{"type":"NameCallback","output":[{"name":"prompt","value":"User"}],"input":[{"name":"IDToken1","value":""}]}]}"#
+  let nameStep =
+    #"{"authId":"x","callbacks":[{"type":"NameCallback","output":[{"name":"prompt","value":"User"}],"input":[{"name":"IDToken1","value":""}]}]}"#
 
   @Test func walksStepsUntilTheToken() throws {
     let script = Script([(200, nameStep), (200, #"{"tokenId":"T0K","successUrl":"/am"}"#)])

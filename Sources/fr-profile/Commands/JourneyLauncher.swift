@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import ArgumentParser
 import ProfileCLI
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 extension FRProfile {
   /// `fr-profile journey`: runs the journey client, a separate executable installed next to

@@ -202,7 +202,8 @@ final class AuthenticateServer: @unchecked Sendable {
     let (status, body) = respond(to: request)
     let reason = [200: "OK", 400: "Bad Request", 401: "Unauthorized"][status] ?? "Error"
     let bytes = Array(body.utf8)
-    let head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
+    let head =
+      "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
     stream.write(Array(head.utf8) + bytes)
   }
 
@@ -364,7 +365,8 @@ struct ServerError: Error, CustomStringConvertible {
 
 /// A self-signed certificate for 127.0.0.1, made with the openssl command in `directory`.
 func makeSelfSignedCertificate(in directory: String) throws -> (certificate: String, key: String) {
-  let certificate = directory + "/server-cert.pem", key = directory + "/server-key.pem"
+  let certificate = directory + "/server-cert.pem"
+  let key = directory + "/server-key.pem"
   let result = try run(
     [
       "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out",
