@@ -45,7 +45,8 @@ private func formatSeconds(_ seconds: Double) -> String {
 }
 
 /// POSTs over the system libcurl: TLS peer and host verification always on, an optional CA
-/// file that replaces the system store (curl's `--cacert`), one timeout per request, no
+/// file that replaces the system store (CAfile set, CApath unset: stricter than curl's
+/// `--cacert`, which keeps CApath), one timeout per request, no
 /// redirects, cookies kept in memory across requests (AM load balancers pin a journey to a
 /// server with one). One client reuses its connection; it is not for use from two threads.
 public final class HTTPClient {
@@ -106,6 +107,8 @@ public final class HTTPClient {
                 fr_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2),
                 fr_curl_setopt_pointer(handle, CURLOPT_COOKIEFILE, ""),
                 caFile == nil ? CURLE_OK : fr_curl_setopt_pointer(handle, CURLOPT_CAINFO, caPointer),
+                // Only that file: Debian's libcurl also trusts CApath /etc/ssl/certs unless it is unset.
+                caFile == nil ? CURLE_OK : fr_curl_setopt_pointer(handle, CURLOPT_CAPATH, nil),
               ]
               if let failed = setup.first(where: { $0 != CURLE_OK }) { return failed }
               return curl_easy_perform(handle)
