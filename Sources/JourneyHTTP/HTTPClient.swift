@@ -117,9 +117,10 @@ public final class HTTPClient {
         }
       }
     }
-    // The error buffer and the body must not outlive this call inside the handle.
+    // The error buffer, the body and the header list must not outlive this call in the handle.
     _ = fr_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
     _ = fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil)
+    _ = fr_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
 
     guard code == CURLE_OK else {
       let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
