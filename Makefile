@@ -1,5 +1,5 @@
 # fr-profile — the two commands of the README, plus install and bench.
-#   make run    install missing system packages, build the release binary, run `fr-profile collect`
+#   make run    install missing system packages, build the release binaries, run `fr-profile collect`
 #   make test   install what the tests need, run the whole test suite
 SHELL := /bin/bash
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
@@ -9,8 +9,8 @@ BIN := $(STATIC)/release/fr-profile
 ARGS ?=
 
 # Debian packages each goal needs (installed only when missing).
-PKGS_BUILD := libudev-dev pkg-config
-PKGS_TEST := $(PKGS_BUILD) umockdev util-linux
+PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev
+PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl
 PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time umockdev
 
 # The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,
@@ -47,6 +47,7 @@ release: deps-build
 	@mkdir -p $(STATIC)/stdcxx
 	@echo "INPUT($$(gcc -print-file-name=libstdc++.a))" > $(STATIC)/stdcxx/libstdc++.so
 	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) build $(subst --product fr-profile,--product fr-profile-journey,$(RELEASE_FLAGS))
 
 build: deps-build
 	$(SWIFT) build
@@ -58,6 +59,7 @@ test: deps-test
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fr-profile
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fr-profile
+	install -m 0755 $(STATIC)/release/fr-profile-journey $(DESTDIR)$(PREFIX)/bin/fr-profile-journey
 	install -m 0644 match-config.json $(DESTDIR)$(PREFIX)/share/fr-profile/match-config.json
 
 bench: deps-bench release
