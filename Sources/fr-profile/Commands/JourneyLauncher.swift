@@ -9,7 +9,7 @@ import ProfileCLI
 
 extension FRProfile {
   /// `fr-profile journey`: runs the journey client, a separate executable installed next to
-  /// this one, so that collect's binary links no HTTP stack (docs/README-journey.md).
+  /// this one, so that collect's binary links no HTTP stack (docs/journey.md).
   /// `main()` execs it before any parsing; this entry lists it in the help.
   struct JourneyLauncher: ParsableCommand {
     static let configuration = CommandConfiguration(

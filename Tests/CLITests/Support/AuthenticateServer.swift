@@ -12,7 +12,7 @@ import ProfileJSON
 ///
 /// Blocking POSIX sockets, a thread per connection, one request per connection
 /// (`Connection: close`): a few hundred lines with nothing to build, where a server library
-/// with TLS would add minutes to every CI build (docs/README-journey.md).
+/// with TLS would add minutes to every CI build (docs/journey.md).
 final class AuthenticateServer: @unchecked Sendable {
   enum Behaviour {
     /// The tree above.
