@@ -39,20 +39,6 @@ package func writeStandardError(_ text: String) {
 package func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }
 package func detail(_ text: String) { writeStandardError("fr-profile: detail: \(text)\n") }
 
-/// Writes all of `bytes` to file descriptor `fd`.
-package func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-  var written = 0
-  while written < bytes.count {
-    let result = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-    if result < 0 {
-      if errno == EINTR { continue }
-      return false
-    }
-    written += result
-  }
-  return true
-}
-
 /// Prints `text` to stdout; a closed or failing stdout is an I/O error (74).
 package func printOutput(_ text: String) throws {
   guard writeAll(1, Array(text.utf8)) else {
@@ -93,19 +79,12 @@ package func readInput(_ path: String, limit: Int = 64 << 20) throws -> [UInt8] 
     throw Failure(code: 66, "cannot read \(path): \(String(cString: strerror(errno))).")
   }
   defer { if fd != 0 { close(fd) } }
-  var bytes: [UInt8] = []
-  var chunk = [UInt8](repeating: 0, count: 65536)
-  while true {
-    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    if count < 0 {
-      if errno == EINTR { continue }
-      throw Failure(code: 66, "cannot read \(path == "-" ? "standard input" : path): \(String(cString: strerror(errno))).")
-    }
-    if count == 0 { break }
-    bytes.append(contentsOf: chunk[..<count])
-    if bytes.count > limit {
-      throw Failure(code: 65, "\(path == "-" ? "standard input" : path) is larger than \(limit >> 20) MiB: not an authenticate response.")
-    }
+  let name = path == "-" ? "standard input" : path
+  guard let bytes = readAll(fd, limit: limit + 1) else {
+    throw Failure(code: 66, "cannot read \(name): \(String(cString: strerror(errno))).")
+  }
+  guard bytes.count <= limit else {
+    throw Failure(code: 65, "\(name) is larger than \(limit >> 20) MiB: not an authenticate response.")
   }
   return bytes
 }

@@ -1,3 +1,4 @@
+import Collectors
 import ProfileCLI
 
 #if canImport(Glibc)

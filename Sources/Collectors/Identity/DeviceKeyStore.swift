@@ -152,19 +152,9 @@ public struct DeviceKeyStore: Sendable {
     let fd = open(privateKeyPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     guard fd >= 0 else { throw .keyUnreadable(path: privateKeyPath, errno: errno) }
     defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 8192)
-    var count = 0
-    while count < buffer.count {
-      let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-      if got < 0 {
-        if errno == EINTR { continue }
-        throw .keyUnreadable(path: privateKeyPath, errno: errno)
-      }
-      if got == 0 { break }
-      count += got
-    }
-    guard count < buffer.count else { throw .keyCorrupt(path: privateKeyPath, reason: "larger than any key") }
-    guard let text = String(validating: buffer[..<count], as: UTF8.self) else {
+    guard let bytes = readAll(fd, limit: 8192) else { throw .keyUnreadable(path: privateKeyPath, errno: errno) }
+    guard bytes.count < 8192 else { throw .keyCorrupt(path: privateKeyPath, reason: "larger than any key") }
+    guard let text = String(validating: bytes, as: UTF8.self) else {
       throw .keyCorrupt(path: privateKeyPath, reason: "not text")
     }
     return text
@@ -222,16 +212,7 @@ public struct DeviceKeyStore: Sendable {
     guard fd >= 0 else { throw .cannotWriteKey(path: directory, errno: errno) }
     defer { close(fd) }
     fchmod(fd, mode)  // the umask must not widen or narrow it
-    let bytes = Array(text.utf8)
-    var written = 0
-    while written < bytes.count {
-      let result = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-      if result < 0 {
-        if errno == EINTR { continue }
-        throw .cannotWriteKey(path: directory, errno: errno)
-      }
-      written += result
-    }
+    guard writeAll(fd, Array(text.utf8)) else { throw .cannotWriteKey(path: directory, errno: errno) }
     guard fsync(fd) == 0 else { throw .cannotWriteKey(path: directory, errno: errno) }
   }
 

@@ -38,27 +38,7 @@ public struct SystemSource: Sendable {
     let fd = open(path(absolute), O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    var result: [UInt8] = []
-    var chunk = 4096
-    while result.count < limit {
-      let want = min(chunk, limit - result.count)
-      let start = result.count
-      result.append(contentsOf: repeatElement(0, count: want))
-      let got = result.withUnsafeMutableBufferPointer { buffer in
-        read(fd, buffer.baseAddress! + start, want)
-      }
-      if got < 0 {
-        if errno == EINTR {
-          result.removeLast(want)
-          continue
-        }
-        return nil
-      }
-      result.removeLast(want - got)
-      if got == 0 { break }
-      chunk = min(chunk * 2, 1 << 16)
-    }
-    return result
+    return readAll(fd, limit: limit)
   }
 
   /// The file as text, or nil if it cannot be read.

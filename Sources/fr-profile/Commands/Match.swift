@@ -4,6 +4,7 @@
   import Musl
 #endif
 import ArgumentParser
+import Collectors
 import DeviceMatch
 import ProfileCLI
 import ProfileJSON
@@ -206,19 +207,11 @@ extension FRProfile {
     func readWhole(_ path: String, name: String) throws -> [UInt8] {
       let fd = try open(path, name: name)
       defer { if fd != 0 { close(fd) } }
-      var bytes: [UInt8] = []
-      var chunk = [UInt8](repeating: 0, count: 1 << 16)
-      while true {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count < 0 {
-          if errno == EINTR { continue }
-          fail("cannot read \(name): \(String(cString: strerror(errno)))")
-        }
-        if count == 0 { break }
-        bytes.append(contentsOf: chunk[..<count])
-        if bytes.count > StoredProfileReader.maxEntryBytes {
-          fail("\(name) is larger than \(StoredProfileReader.maxEntryBytes >> 20) MiB; a profile is a few KB")
-        }
+      guard let bytes = readAll(fd, limit: StoredProfileReader.maxEntryBytes + 1) else {
+        fail("cannot read \(name): \(String(cString: strerror(errno)))")
+      }
+      if bytes.count > StoredProfileReader.maxEntryBytes {
+        fail("\(name) is larger than \(StoredProfileReader.maxEntryBytes >> 20) MiB; a profile is a few KB")
       }
       return bytes
     }
