@@ -322,20 +322,7 @@ public final class FastMatcher {
     }
 
     mutating func utf8Sequence() throws(Bail) {
-      let lead = p.pointee
-      var low: UInt8 = 0x80
-      var high: UInt8 = 0xBF
-      let length: Int
-      switch lead {
-      case 0xC2...0xDF: length = 2
-      case 0xE0: length = 3; low = 0xA0
-      case 0xE1...0xEC, 0xEE...0xEF: length = 3
-      case 0xED: length = 3; high = 0x9F
-      case 0xF0: length = 4; low = 0x90
-      case 0xF1...0xF3: length = 4
-      case 0xF4: length = 4; high = 0x8F
-      default: throw Bail()
-      }
+      guard let (length, low, high) = utf8LeadByte(p.pointee) else { throw Bail() }
       guard end - p >= length else { throw Bail() }
       let second = p[1]
       guard second >= low && second <= high else { throw Bail() }

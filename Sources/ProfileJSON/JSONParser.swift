@@ -388,18 +388,8 @@ private struct Parser {
   /// Length of the valid UTF-8 sequence at `offset` (RFC 3629: no overlongs, no surrogates).
   func validateUTF8Sequence(at offset: Int) throws(JSONParseError) -> Int {
     let lead = bytes[offset]
-    let length: Int
-    var low: UInt8 = 0x80
-    var high: UInt8 = 0xBF
-    switch lead {
-    case 0xC2...0xDF: length = 2
-    case 0xE0: length = 3; low = 0xA0
-    case 0xE1...0xEC, 0xEE...0xEF: length = 3
-    case 0xED: length = 3; high = 0x9F
-    case 0xF0: length = 4; low = 0x90
-    case 0xF1...0xF3: length = 4
-    case 0xF4: length = 4; high = 0x8F
-    default: throw error("invalid UTF-8 byte 0x\(String(lead, radix: 16, uppercase: true))", at: offset)
+    guard let (length, low, high) = utf8LeadByte(lead) else {
+      throw error("invalid UTF-8 byte 0x\(String(lead, radix: 16, uppercase: true))", at: offset)
     }
     for index in 1..<length {
       let at = offset + index
@@ -489,4 +479,22 @@ public func sameCodeUnits(_ a: String, _ b: String) -> Bool {
     return equal
   }
   return x.elementsEqual(y)
+}
+
+/// What a UTF-8 lead byte allows (RFC 3629: no overlong forms, no surrogates, nothing above
+/// U+10FFFF): the sequence length and the range of its second byte (later bytes are 80…BF).
+/// Nil for a byte that cannot start a multi-byte sequence. Shared by `JSONParser` and
+/// DeviceMatch's fast replay scanner so both accept exactly the same text.
+@inlinable
+public func utf8LeadByte(_ lead: UInt8) -> (length: Int, secondLow: UInt8, secondHigh: UInt8)? {
+  switch lead {
+  case 0xC2...0xDF: (2, 0x80, 0xBF)
+  case 0xE0: (3, 0xA0, 0xBF)
+  case 0xE1...0xEC, 0xEE...0xEF: (3, 0x80, 0xBF)
+  case 0xED: (3, 0x80, 0x9F)
+  case 0xF0: (4, 0x90, 0xBF)
+  case 0xF1...0xF3: (4, 0x80, 0xBF)
+  case 0xF4: (4, 0x80, 0x8F)
+  default: nil
+  }
 }
