@@ -17,6 +17,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     // 4.x: imports only FoundationEssentials (3.x drags in full Foundation and ICU).
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+    // JWS/JWK for device binding (ES256); only the journey-side executable links it.
+    .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
   ],
   targets: [
     .executableTarget(
@@ -36,6 +38,7 @@ let package = Package(
       name: "fr-profile-journey",
       dependencies: [
         "Collectors",
+        "DeviceBinding",
         "Journey",
         "JourneyHTTP",
         "ProfileCLI",
@@ -46,7 +49,7 @@ let package = Package(
     // What the executables share: the profile option group, failures and exit codes, output.
     .target(
       name: "ProfileCLI",
-      dependencies: ["Collectors", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: ["Collectors", "ProfileJSON", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     // HTTPS POST over the system libcurl: verified TLS, a CA file, timeouts. No Foundation.
     .target(name: "JourneyHTTP", dependencies: ["CCurl"]),
@@ -68,6 +71,31 @@ let package = Package(
     // AM's authenticate protocol for journey clients: steps, callbacks, answering
     // DeviceProfileCallback. A layer above Collectors: collection knows nothing of AM.
     .target(name: "Journey", dependencies: ["Collectors", "ProfileJSON"]),
+    // Device binding and signing (AM's Device Binding / Device Signing Verifier nodes): bound
+    // user keys behind UserKeyStore, ES256 JWS via jwt-kit, PIN protection (scrypt), app
+    // policies, PAM user verification. Linked by fr-profile-journey only, never by collect.
+    .target(
+      name: "DeviceBinding",
+      dependencies: [
+        "Collectors",
+        "CPAM",
+        "Journey",
+        "ProfileJSON",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
+        .product(name: "JWTKit", package: "jwt-kit"),
+      ]
+    ),
+    // libpam (user verification for BIOMETRIC_* keys); only DeviceBinding/PAM.swift imports it.
+    .systemLibrary(name: "CPAM", providers: [.apt(["libpam0g-dev"])]),
+    .testTarget(
+      name: "DeviceBindingTests",
+      dependencies: [
+        "DeviceBinding", "Journey", "Collectors", "ProfileJSON",
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      exclude: ["Fixtures"]
+    ),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
@@ -88,7 +116,10 @@ let package = Package(
     // system OpenSSL.
     .testTarget(
       name: "CLITests",
-      dependencies: ["ProfileJSON", "DeviceMatch", "COpenSSL"],
+      dependencies: [
+        "ProfileJSON", "DeviceMatch", "COpenSSL",
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
       exclude: ["Fixtures"]
     ),
     .systemLibrary(

@@ -65,6 +65,7 @@ struct JourneyCommand: ParsableCommand {
   )
 
   @OptionGroup var options: ProfileOptions
+  @OptionGroup(title: "Device binding") var binding: BindingOptions
 
   @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
   var server: String
@@ -114,6 +115,7 @@ struct JourneyCommand: ParsableCommand {
       }
       let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
       let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
+      answerer.binding = binding
       let client = HTTPClient(timeout: timeout, caFile: cacert)
       let endpoint = AuthenticateEndpoint(server: server, realm: realm, tree: tree)
       let headers = [

@@ -28,14 +28,19 @@ struct FRProfile: ParsableCommand {
         fr-profile match stored.json incoming.json
         fr-profile callback step.json
         fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
+        fr-profile keys list
       """,
     version: frProfileVersion,
-    subcommands: [Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyLauncher.self]
+    subcommands: [
+      Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyLauncher.self, KeysLauncher.self,
+      PolicyLauncher.self,
+    ]
   )
 
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.first == "journey" { JourneyExecutable.exec(Array(arguments.dropFirst())) }
+    if arguments.first == "keys" || arguments.first == "policy" { JourneyExecutable.exec(arguments) }
     if let request = FastCollect.parse(arguments) {
       do {
         try request.perform()

@@ -13,7 +13,10 @@ extension FRProfile {
         FILE). For every DeviceProfileCallback it collects what the callback's outputs ask for \
         (metadata, location) and writes the profile, serialised as a JSON string, into the \
         callback's input[0].value; everything else is kept as it came. Prints the body to post \
-        back. The callback's message goes to stderr. A step without a DeviceProfileCallback \
+        back. The callback's message goes to stderr. A step with a DeviceBindingCallback or \
+        DeviceSigningVerifierCallback is answered by fr-profile-journey (installed next to \
+        fr-profile): it binds or signs without asking anything (the PIN from --pin-file; \
+        several bound keys need --bound-user), or sends the client error AM routes on. A step without a DeviceProfileCallback \
         passes through unchanged (with a note on stderr).
 
         Exit codes: 0 answered or passed through; 65 the body is not JSON, has no callbacks, or \
@@ -31,6 +34,7 @@ extension FRProfile {
     )
 
     @OptionGroup var options: ProfileOptions
+    @OptionGroup(title: "Device binding") var binding: BindingOptions
 
     @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"))
     var file: String = "-"
@@ -45,6 +49,7 @@ extension FRProfile {
         } catch {
           throw Failure(code: 65, "\(name): \(error)")
         }
+        if BindingHandoff.needed(step) { try BindingHandoff.exec(step: bytes) }
         let settings = options.settings
         let system = try settings.systemSource()
         let profiler = DeviceProfiler(

@@ -21,6 +21,8 @@ final class AuthenticateServer: @unchecked Sendable {
     case hang
     /// Starts the tree with a step holding a callback of this type.
     case unsupportedCallback(String)
+    /// Every request goes to this handler (BindingServer.swift: the device binding nodes).
+    case custom(any CustomTree)
   }
 
   struct Configuration {
@@ -252,6 +254,7 @@ final class AuthenticateServer: @unchecked Sendable {
   }
 
   private func respond(to request: Record) -> (Int, String) {
+    if case .custom(let tree) = configuration.behaviour { return tree.respond(to: request) }
     let expectedTarget = configuration.path + "?authIndexType=service&authIndexValue=" + configuration.tree
     guard request.method == "POST", request.target == expectedTarget else {
       return Self.badRequest("No configuration found for \(request.method) \(request.target)")

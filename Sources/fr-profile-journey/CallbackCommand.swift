@@ -1,0 +1,86 @@
+import ArgumentParser
+import Collectors
+import DeviceBinding
+import Journey
+import ProfileCLI
+import ProfileJSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// `fr-profile callback` for steps with a DeviceBindingCallback or DeviceSigningVerifierCallback:
+/// fr-profile hands such a step over (`--step-fd`), so that collect's binary never links the
+/// JOSE and PAM code. Answers every device-profile, binding and signing callback of the step,
+/// non-interactively, and prints the body to post back.
+struct CallbackCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fr-profile callback",
+    abstract: "Answer the DeviceProfile, DeviceBinding and DeviceSigningVerifier callbacks of an AM step.",
+    discussion: "See 'fr-profile callback --help'."
+  )
+
+  @OptionGroup var options: ProfileOptions
+  @OptionGroup var binding: BindingOptions
+
+  @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"))
+  var file: String = "-"
+
+  /// The step's bytes, already read by fr-profile, on this inherited descriptor.
+  @Option(name: .customLong("step-fd"), help: .hidden)
+  var stepDescriptor: Int32?
+
+  func run() throws {
+    try reportingFailures {
+      let name = file == "-" ? "standard input" : file
+      let bytes: [UInt8]
+      if let stepDescriptor {
+        lseek(stepDescriptor, 0, SEEK_SET)
+        guard let read = readAll(stepDescriptor, limit: 64 << 20) else {
+          throw Failure(code: 66, "cannot read the step handed over by fr-profile: \(String(cString: strerror(errno))).")
+        }
+        close(stepDescriptor)
+        bytes = read
+      } else {
+        bytes = try readInput(file)
+      }
+      var step: AuthenticateStep
+      do { step = try AuthenticateStep(parsing: bytes) } catch { throw Failure(code: 65, "\(name): \(error)") }
+      let settings = options.settings
+      let system = try settings.systemSource()
+      let profiler = DeviceProfiler(
+        collectors: DeviceProfile.defaultCollectors(userAgent: settings.userAgent), system: system,
+        identifier: { try settings.identifier(system) }, location: { try settings.configuredLocation() })
+      let diagnostics = Diagnostics()
+      let setup = BindingSetup(options: binding, settings: settings, interactive: false)
+      do {
+        let requests = try profiler.answer(&step, diagnostics: diagnostics)
+        for request in requests where !request.message.isEmpty { writeStandardError("\(request.message)\n") }
+        let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
+        for outcome in try binder.answer(&step) { BindingSetup.report(outcome, verbose: settings.verbose) }
+      } catch let error as JourneyError {
+        throw Failure(code: 65, "\(name): \(error)")
+      } catch let error as KeyStoreError {
+        throw BindingExit.failure(error)
+      }
+      settings.printDiagnostics(diagnostics)
+      try printOutput(step.text + "\n")
+    }
+  }
+}
+
+extension JourneyCommand {
+  /// fr-profile execs this executable for `journey` (arguments as given) and for `keys`,
+  /// `policy` and binding `callback` steps (the subcommand name first).
+  static func main() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    switch arguments.first {
+    case "keys": KeysCommand.main(Array(arguments.dropFirst()))
+    case "policy": PolicyCommand.main(Array(arguments.dropFirst()))
+    case "callback": CallbackCommand.main(Array(arguments.dropFirst()))
+    default: main(arguments)
+    }
+  }
+}
