@@ -96,6 +96,19 @@ let package = Package(
       ],
       exclude: ["Fixtures"]
     ),
+    // Keys inside a TPM 2.0 (P-256 signing keys under the storage primary key) over tpm2-tss
+    // ESAPI. Linked by fr-profile-journey only: collect never loads libtss2.
+    .target(name: "TPMKeys", dependencies: ["CTSS2", .product(name: "Crypto", package: "swift-crypto")]),
+    // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
+    .systemLibrary(
+      name: "CTSS2", pkgConfig: "tss2-esys",
+      providers: [.apt(["libtss2-dev"])]
+    ),
+    // Against a real TPM protocol: swtpm started by the tests on a loopback port.
+    .testTarget(
+      name: "TPMKeysTests",
+      dependencies: ["TPMKeys", .product(name: "Crypto", package: "swift-crypto")]
+    ),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
