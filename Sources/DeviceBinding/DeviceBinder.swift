@@ -361,7 +361,9 @@ public struct DeviceBinder: Sendable {
     do { opened = try sealed.open(pin: pin) } catch { throw BindingFailure(.abort, "cannot derive the PIN key: \(error)") }
     guard let opened else {
       var failures = 0
+      let failedAt = Int(now())  // the delay runs from the refusal, not from the start of the derivation
       _ = try store.update(kid: kid) { key in
+        key.lock.lastFailure = failedAt
         if case .lock(let attempts) = policy, key.lock.failures >= attempts { key.lock.lockedOut = true }
         failures = key.lock.failures
       }

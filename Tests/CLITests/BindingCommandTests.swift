@@ -276,9 +276,11 @@ import Testing
       try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
         try bindPIN(server, device, lock: "delay")
         #expect(try sign(server, device, pin: "000000").stderr.contains("next attempt in 1 s"))
+        usleep(1_100_000)
+        #expect(try sign(server, device, pin: "000000").stderr.contains("next attempt in 2 s"))
         let early = try sign(server, device, pin: "271828")
         #expect(early.status == 1 && early.stderr.contains("can be tried again in"))
-        usleep(1_100_000)
+        usleep(2_100_000)
         #expect(try sign(server, device, pin: "271828").status == 0)
       }
     }
