@@ -27,7 +27,7 @@ public typealias KeySelector = @Sendable (_ records: [UserKeyRecord]) throws(Bin
 ///
 ///     let binder = DeviceBinder(store: try FileUserKeyStore(directory: stateDir),
 ///                               applicationId: "com.example.fr-profile", deviceId: { id })
-///     try binder.answer(&step)          // fills every binding/signing callback of the step
+///     try await binder.answer(&step)    // fills every binding/signing callback of the step
 public struct DeviceBinder: Sendable {
   /// The default `iss`: must be among the node's Application Ids.
   public static let defaultApplicationId = "fr-profile"
@@ -111,11 +111,11 @@ public struct DeviceBinder: Sendable {
   /// AM as the protocol says; store errors (`KeyStoreError`) and a malformed callback
   /// (`JourneyError`) are thrown before that callback is answered.
   @discardableResult
-  public func answer(_ step: inout AuthenticateStep) throws -> [Outcome] {
+  public func answer(_ step: inout AuthenticateStep) async throws -> [Outcome] {
     var outcomes: [Outcome] = []
     for callback in step.callbacks ?? [] {
       if let request = try DeviceBindingRequest(callback) {
-        switch try bindOrFail(request) {
+        switch try await bindOrFail(request) {
         case .success(let result):
           try step.answer(callback.index, binding: .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId))
           outcomes.append(Outcome(index: callback.index, type: DeviceBindingRequest.callbackType, kid: result.kid))
@@ -124,7 +124,7 @@ public struct DeviceBinder: Sendable {
           outcomes.append(Outcome(index: callback.index, type: DeviceBindingRequest.callbackType, failure: failure))
         }
       } else if let request = try DeviceSigningRequest(callback) {
-        switch try signOrFail(request) {
+        switch try await signOrFail(request) {
         case .success(let result):
           try step.answer(callback.index, binding: .jws(result.jws))
           outcomes.append(Outcome(index: callback.index, type: DeviceSigningRequest.callbackType, kid: result.kid))
@@ -137,12 +137,14 @@ public struct DeviceBinder: Sendable {
     return outcomes
   }
 
-  public func bindOrFail(_ request: DeviceBindingRequest) throws -> Result<BindingResult, BindingFailure> {
-    do { return .success(try bind(request)) } catch let failure as BindingFailure { return .failure(failure) }
+  /// `bind`, with the client error as a value (other errors still thrown).
+  public func bindOrFail(_ request: DeviceBindingRequest) async throws -> Result<BindingResult, BindingFailure> {
+    do { return .success(try await bind(request)) } catch let failure as BindingFailure { return .failure(failure) }
   }
 
-  public func signOrFail(_ request: DeviceSigningRequest) throws -> Result<SigningResult, BindingFailure> {
-    do { return .success(try sign(request)) } catch let failure as BindingFailure { return .failure(failure) }
+  /// `sign`, with the client error as a value (other errors still thrown).
+  public func signOrFail(_ request: DeviceSigningRequest) async throws -> Result<SigningResult, BindingFailure> {
+    do { return .success(try await sign(request)) } catch let failure as BindingFailure { return .failure(failure) }
   }
 
   // MARK: - Binding
@@ -157,7 +159,7 @@ public struct DeviceBinder: Sendable {
   /// Creates a key for `request.userId` (replacing any key of that user), protected as the
   /// request's authentication type says, and returns the binding JWS. Throws
   /// `BindingFailure` (send it as the client error) or `KeyStoreError`.
-  public func bind(_ request: DeviceBindingRequest) throws -> BindingResult {
+  public func bind(_ request: DeviceBindingRequest) async throws -> BindingResult {
     let started = Self.monotonicNow()
     let deadline = started + Double(request.timeout)
     if request.attestation {
@@ -207,7 +209,7 @@ public struct DeviceBinder: Sendable {
     ]
     let jws: String
     do {
-      jws = try BindingJWS.sign(claims: claims, key: privateKey, kid: kid, includeJWK: true)
+      jws = try await BindingJWS.sign(claims: claims, key: privateKey, kid: kid, includeJWK: true)
     } catch {
       throw BindingFailure(.unsupported, "cannot sign the binding JWS: \(error)")
     }
@@ -235,7 +237,7 @@ public struct DeviceBinder: Sendable {
   /// Signs the challenge with the key bound for `request.userId` (or, usernameless, the one
   /// key, `boundUser`'s, or the one `selectKey` picks). Throws `BindingFailure` or
   /// `KeyStoreError`.
-  public func sign(_ request: DeviceSigningRequest) throws -> SigningResult {
+  public func sign(_ request: DeviceSigningRequest) async throws -> SigningResult {
     let deadline = Self.monotonicNow() + Double(request.timeout)
     if let reserved = customClaims.first(where: { BindingJWS.reservedClaims.contains($0.0) }) {
       throw BindingFailure(.abort, "custom claim \"\(reserved.0)\" is reserved (sub, iss, challenge, iat, nbf, exp)")
@@ -285,7 +287,8 @@ public struct DeviceBinder: Sendable {
     ]
     claims += customClaims
     do {
-      return SigningResult(jws: try BindingJWS.sign(claims: claims, key: privateKey, kid: record.kid, includeJWK: false), kid: record.kid)
+      return SigningResult(
+        jws: try await BindingJWS.sign(claims: claims, key: privateKey, kid: record.kid, includeJWK: false), kid: record.kid)
     } catch {
       throw BindingFailure(.abort, "cannot sign: \(error)")
     }
@@ -358,7 +361,9 @@ public struct DeviceBinder: Sendable {
     do { opened = try sealed.open(pin: pin) } catch { throw BindingFailure(.abort, "cannot derive the PIN key: \(error)") }
     guard let opened else {
       var failures = 0
+      let failedAt = Int(now())  // the delay runs from the refusal, not from the start of the derivation
       _ = try store.update(kid: kid) { key in
+        key.lock.lastFailure = failedAt
         if case .lock(let attempts) = policy, key.lock.failures >= attempts { key.lock.lockedOut = true }
         failures = key.lock.failures
       }

@@ -1,14 +1,14 @@
 import Crypto
-import Dispatch
 import JWTKit
 import ProfileJSON
-import Synchronization
 
 /// The compact ES256 JWS the Device Binding and Device Signing Verifier nodes verify, made
 /// with vapor/jwt-kit (header, claims, base64url, the raw 64-byte R‖S signature).
 ///
-/// jwt-kit's signing API is `async`; our commands are synchronous, so `BindingJWS` runs it
-/// to completion on the cooperative pool and waits (`blocking`). Nothing else is awaited.
+/// jwt-kit's signing API is `async` (its key collection is an actor), so binding and signing
+/// are `async` too; the synchronous commands wait for them on the main thread, outside the
+/// cooperative pool (`fr-profile-journey`'s `runBlocking`). Blocking a pool thread instead
+/// deadlocks: on a 2-core machine both pool threads ended up waiting (seen in this repo's tests).
 package enum BindingJWS {
   /// The claim names a caller may not set through custom claims (the SDKs' reserved list).
   package static let reservedClaims: Set<String> = ["sub", "exp", "iat", "nbf", "iss", "challenge"]
@@ -31,7 +31,7 @@ package enum BindingJWS {
   /// and, for a binding, the public `jwk`.
   package static func sign(
     claims: [(String, JSON)], key: P256.Signing.PrivateKey, kid: String, includeJWK: Bool
-  ) throws -> String {
+  ) async throws -> String {
     var header = JWTHeader()
     header.alg = "ES256"
     header.kid = kid
@@ -42,26 +42,9 @@ package enum BindingJWS {
     }
     let signingKey = try ES256PrivateKey(backing: key)
     let payload = Claims(members: claims)
-    let finalHeader = header
-    return try blocking {
-      let keys = JWTKeyCollection()
-      await keys.add(ecdsa: signingKey, kid: JWKIdentifier(string: kid))
-      return try await keys.sign(payload, kid: JWKIdentifier(string: kid), header: finalHeader)
-    }
-  }
-
-  /// Runs `body` to completion and returns its result, blocking the calling thread.
-  static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-      let outcome: Result<T, any Error>
-      do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-      result.withLock { $0 = outcome }
-      done.signal()
-    }
-    done.wait()
-    return try result.withLock { $0! }.get()
+    let keys = JWTKeyCollection()
+    await keys.add(ecdsa: signingKey, kid: JWKIdentifier(string: kid))
+    return try await keys.sign(payload, kid: JWKIdentifier(string: kid), header: header)
   }
 }
 

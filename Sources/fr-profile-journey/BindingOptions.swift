@@ -1,6 +1,8 @@
 import ArgumentParser
 import Collectors
 import DeviceBinding
+import Dispatch
+import Synchronization
 import Journey
 import ProfileCLI
 import ProfileJSON
@@ -10,6 +12,21 @@ import ProfileJSON
 #elseif canImport(Musl)
   import Musl
 #endif
+
+/// Runs the async binder from the synchronous commands: the work runs as a task on the
+/// cooperative pool while the calling thread — the main thread, never a pool thread — waits.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+  let result = Mutex<Result<T, any Error>?>(nil)
+  let done = DispatchSemaphore(value: 0)
+  Task {
+    let outcome: Result<T, any Error>
+    do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+    result.withLock { $0 = outcome }
+    done.signal()
+  }
+  done.wait()
+  return try result.withLock { $0! }.get()
+}
 
 /// Exit codes of binding-side failures that stop a command (client errors do not: they are
 /// AM's to route).
@@ -267,7 +284,7 @@ extension StepAnswerer {
       if let bind {
         let answer: DeviceBindingAnswer
         let outcome: DeviceBinder.Outcome
-        switch try binder.bindOrFail(bind) {
+        switch try runBlocking({ try await binder.bindOrFail(bind) }) {
         case .success(let result):
           answer = .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId)
           outcome = .init(index: index, type: DeviceBindingRequest.callbackType, kid: result.kid)
@@ -280,7 +297,7 @@ extension StepAnswerer {
       } else if let sign {
         let answer: DeviceBindingAnswer
         let outcome: DeviceBinder.Outcome
-        switch try binder.signOrFail(sign) {
+        switch try runBlocking({ try await binder.signOrFail(sign) }) {
         case .success(let result):
           answer = .jws(result.jws)
           outcome = .init(index: index, type: DeviceSigningRequest.callbackType, kid: result.kid)

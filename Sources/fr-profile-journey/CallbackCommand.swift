@@ -59,7 +59,14 @@ struct CallbackCommand: ParsableCommand {
         let requests = try profiler.answer(&step, diagnostics: diagnostics)
         for request in requests where !request.message.isEmpty { writeStandardError("\(request.message)\n") }
         let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
-        for outcome in try binder.answer(&step) { BindingSetup.report(outcome, verbose: settings.verbose) }
+        let profiled = step
+        let (answered, outcomes) = try runBlocking {
+          var copy = profiled
+          let outcomes = try await binder.answer(&copy)
+          return (copy, outcomes)
+        }
+        step = answered
+        for outcome in outcomes { BindingSetup.report(outcome, verbose: settings.verbose) }
       } catch let error as JourneyError {
         throw Failure(code: 65, "\(name): \(error)")
       } catch let error as KeyStoreError {

@@ -5,7 +5,7 @@ import Testing
 @testable import DeviceBinding
 
 @Suite struct PolicyTests {
-  @Test func deviceTamperingBreachesAboveTheScore() throws {
+  @Test func deviceTamperingBreachesAboveTheScore() async throws {
     let evaluator = PolicyEvaluator()
     let policies = try evaluator.parse(#"{"deviceTampering": {"score": 0.3}}"#)
     let vm = PolicyContext(system: fixtureSystem("cloud-vm"), biometricAvailable: { false })  // score 0.5
@@ -22,12 +22,12 @@ import Testing
   }
 
   @Test("a breached policy locks the key until it holds again")
-  func breachLocksTheKey() throws {
+  func breachLocksTheKey() async throws {
     let store = InMemoryUserKeyStore()
     let policies: JSONObject = ["deviceTampering": ["score": 0.3]]
-    let bound = try makeBinder(store: store, machine: "laptop", policies: policies).bind(bindingRequest())
-    #expect(try makeBinder(store: store, machine: "laptop").sign(signingRequest()).kid == bound.kid)
-    guard case .failure(let failure) = try makeBinder(store: store, machine: "cloud-vm").signOrFail(signingRequest()) else {
+    let bound = try await makeBinder(store: store, machine: "laptop", policies: policies).bind(bindingRequest())
+    #expect(try await makeBinder(store: store, machine: "laptop").sign(signingRequest()).kid == bound.kid)
+    guard case .failure(let failure) = try await makeBinder(store: store, machine: "cloud-vm").signOrFail(signingRequest()) else {
       Issue.record("a tampered device signed")
       return
     }
@@ -35,7 +35,7 @@ import Testing
     let record = try #require(try store.records().first)
     #expect(record.locked && record.lockingPolicy == "deviceTampering")
     // Locked even back on a clean machine, until unlocked.
-    guard case .failure(let still) = try makeBinder(store: store, machine: "laptop").signOrFail(signingRequest()) else { return }
+    guard case .failure(let still) = try await makeBinder(store: store, machine: "laptop").signOrFail(signingRequest()) else { return }
     #expect(still.reason.contains("keys unlock"))
   }
 
@@ -48,7 +48,7 @@ import Testing
     }
   }
 
-  @Test func embeddersAddPolicies() throws {
+  @Test func embeddersAddPolicies() async throws {
     let evaluator = PolicyEvaluator(policies: [KioskPolicy()])
     let policies = try evaluator.parse(#"{"kioskMode": {"required": true}}"#)
     let context = PolicyContext(system: fixtureSystem("laptop"), biometricAvailable: { true })
@@ -72,7 +72,7 @@ import Testing
     return directory
   }
 
-  @Test func permitVerifiesDenyRefusesMissingIsNotConfigured() throws {
+  @Test func permitVerifiesDenyRefusesMissingIsNotConfigured() async throws {
     let directory = try confdir()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let verifier = PAMUserVerifier(configurationDirectory: directory, user: "root")
@@ -84,40 +84,40 @@ import Testing
     #expect(verifier.verify(service: "fr-profile-nothing") == .notConfigured)
   }
 
-  @Test func biometricTypesBindAndSignThroughPAM() throws {
+  @Test func biometricTypesBindAndSignThroughPAM() async throws {
     let directory = try confdir(permit: [PAMUserVerifier.fallbackService, PAMUserVerifier.biometricService], deny: [])
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let store = InMemoryUserKeyStore()
     let binder = makeBinder(store: store, verifier: PAMUserVerifier(configurationDirectory: directory, user: "root"))
     for type in [AuthenticationType.biometricOnly, .biometricAllowFallback] {
-      let bound = try binder.bind(bindingRequest(type))
-      #expect(try binder.sign(signingRequest()).kid == bound.kid)
+      let bound = try await binder.bind(bindingRequest(type))
+      #expect(try await binder.sign(signingRequest()).kid == bound.kid)
     }
   }
 
-  @Test func deniedVerificationAbortsAndNoServiceIsUnsupported() throws {
+  @Test func deniedVerificationAbortsAndNoServiceIsUnsupported() async throws {
     let directory = try confdir()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let binder = makeBinder(verifier: PAMUserVerifier(configurationDirectory: directory, user: "root"))
-    guard case .failure(let denied) = try binder.bindOrFail(bindingRequest(.biometricOnly)) else { return }
+    guard case .failure(let denied) = try await binder.bindOrFail(bindingRequest(.biometricOnly)) else { return }
     #expect(denied.clientError == .abort)
     let empty = try confdir(permit: [], deny: [])
     defer { try? FileManager.default.removeItem(atPath: empty) }
     let bare = makeBinder(verifier: PAMUserVerifier(configurationDirectory: empty, user: "root"))
-    guard case .failure(let missing) = try bare.bindOrFail(bindingRequest(.biometricAllowFallback)) else { return }
+    guard case .failure(let missing) = try await bare.bindOrFail(bindingRequest(.biometricAllowFallback)) else { return }
     #expect(missing.clientError == .unsupported)
     #expect(try bare.store.records().isEmpty)
   }
 
   @Test("the callback's timeout bounds user verification: past it, Timeout and no key")
-  func slowVerificationTimesOut() throws {
+  func slowVerificationTimesOut() async throws {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try "auth required pam_exec.so /bin/sleep 2\naccount required pam_permit.so\n".write(
       toFile: directory + "/fr-profile", atomically: true, encoding: .utf8)
     let store = InMemoryUserKeyStore()
     let binder = makeBinder(store: store, verifier: PAMUserVerifier(configurationDirectory: directory, user: "root"))
-    guard case .failure(let failure) = try binder.bindOrFail(bindingRequest(.biometricAllowFallback, timeout: 1)) else {
+    guard case .failure(let failure) = try await binder.bindOrFail(bindingRequest(.biometricAllowFallback, timeout: 1)) else {
       Issue.record("a slow verification bound")
       return
     }
