@@ -81,6 +81,7 @@ let package = Package(
         "CPAM",
         "Journey",
         "ProfileJSON",
+        "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "JWTKit", package: "jwt-kit"),
