@@ -41,6 +41,7 @@ let package = Package(
         "DeviceBinding",
         "Journey",
         "JourneyHTTP",
+        "TPMKeys",
         "ProfileCLI",
         "ProfileJSON",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

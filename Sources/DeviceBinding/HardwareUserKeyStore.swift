@@ -145,7 +145,8 @@ public final class TPMUserKeyStore: HardwareUserKeyStore {
     }
   }
 
-  static func mapped(_ error: TPMError, tcti: String) -> HardwareKeyError {
+  /// The binding-side form of a TPM failure.
+  public static func mapped(_ error: TPMError, tcti: String) -> HardwareKeyError {
     switch error {
     case .unavailable(let at, let detail):
       .unavailable(detail: "no usable TPM at \(at.isEmpty ? tcti : at) (\(detail))")

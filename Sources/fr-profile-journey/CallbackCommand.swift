@@ -71,6 +71,8 @@ struct CallbackCommand: ParsableCommand {
         throw Failure(code: 65, "\(name): \(error)")
       } catch let error as KeyStoreError {
         throw BindingExit.failure(error)
+      } catch let error as HardwareKeyError {
+        throw TPMExit.failure(error)
       }
       settings.printDiagnostics(diagnostics)
       try printOutput(step.text + "\n")

@@ -50,6 +50,10 @@ struct JourneyCommand: ParsableCommand {
         73, 74, 77, 78  as for collect (state directory, key, permissions)
         75  timed out: no response within --timeout
         76  the server's answer is not an AM authenticate response
+        80  no usable TPM at --tcti (a key made in the TPM, or --key-store tpm)
+        81  a bound key was made by another TPM (state directory copied)
+        82  the TPM is in dictionary-attack lockout
+        83  another TPM failure
 
       EXAMPLES:
         fr-profile journey --server https://am.example.com/am \\
