@@ -89,6 +89,7 @@ extension JourneyCommand {
     case "keys": KeysCommand.main(Array(arguments.dropFirst()))
     case "policy": PolicyCommand.main(Array(arguments.dropFirst()))
     case "callback": CallbackCommand.main(Array(arguments.dropFirst()))
+    case "identity": IdentityCommand.main(Array(arguments.dropFirst()))
     default: main(arguments)
     }
   }

@@ -31,6 +31,11 @@ public struct DeviceKeyStore: Sendable {
   static let identifierName = "device-key.id"
   static let nextPrivateKeyName = "device-key.pem.next"
   static let nextPublicKeyName = "device-key.pub.next"
+  /// The identity key kept in a TPM (`identifier --move-to-tpm`): only its TPM-wrapped blob.
+  /// When present it is the identity, whatever PEM key or backup is beside it.
+  static let tpmKeyName = "device-key.tpm"
+  static let tpmKeyRequirement = FileRequirement.secret(maximumSize: 4096)
+  public var tpmKeyPath: String { directory + "/" + Self.tpmKeyName }
 
   static let privateKeyRequirement = FileRequirement.secret(maximumSize: 8192)
   static let publicKeyRequirement = FileRequirement.ownerWritable(maximumSize: 4096)
@@ -60,6 +65,7 @@ public struct DeviceKeyStore: Sendable {
   public func identifier(for system: SystemSource) throws(IdentityError) -> String {
     let machineID = DeviceIdentifier.machineID(system)
     let state = try openDirectory(create: false)
+    if let state, let der = try tpmPublicKeyDER(state) { return DeviceIdentifier.make(machineID: machineID, publicKeyDER: der) }
     if let state, let cached = try cachedIdentifier(state, machineID: machineID) { return cached }
     if let state { clean(state) }
     let (der, state2) = try loadOrCreate(state)
@@ -73,7 +79,10 @@ public struct DeviceKeyStore: Sendable {
   public func publicKeyDER(create: Bool = true) throws(IdentityError) -> [UInt8] {
     let state = try openDirectory(create: false)
     if !create {
-      guard let state, try key(state) != nil else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
+      guard let state else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
+      let inTPM = try tpmPublicKeyDER(state) != nil
+      let inFile = try key(state) != nil
+      guard inTPM || inFile else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
     }
     return try loadOrCreate(state).der
   }
@@ -82,6 +91,64 @@ public struct DeviceKeyStore: Sendable {
   public func keyExists() throws(IdentityError) -> Bool {
     guard let state = try openDirectory(create: false) else { return false }
     return try key(state) != nil
+  }
+
+  // MARK: - A key in the TPM (the TPM itself is used by fr-profile-journey, never here)
+
+  /// The TPM key file's bytes, nil when the identity is not in a TPM.
+  public func tpmKeyBlob() throws(IdentityError) -> [UInt8]? {
+    guard let state = try openDirectory(create: false) else { return nil }
+    return try mapped { () throws(StateDirectoryError) in try state.read(Self.tpmKeyName, requirement: Self.tpmKeyRequirement) }?.bytes
+  }
+
+  /// The TPM key's public key DER (SubjectPublicKeyInfo) from its blob; nil without one.
+  private func tpmPublicKeyDER(_ state: StateDirectory) throws(IdentityError) -> [UInt8]? {
+    guard let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.tpmKeyName, requirement: Self.tpmKeyRequirement) })
+    else { return nil }
+    guard let point = TPMPublicArea.point(keyFile: file.bytes),
+      let key = try? P256.Signing.PublicKey(rawRepresentation: point)
+    else { throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key") }
+    return Array(key.derRepresentation)
+  }
+
+  /// Makes the TPM key in `blob` (TPMKeys.TPMKeyBlob's file form, made by the caller in the
+  /// TPM) the identity: writes it as `device-key.tpm` (0600), keeps the file key as
+  /// `device-key.pem.<UTC time>.bak`, removes it and rewrites the public key cache. Under the
+  /// lock; a run killed half-way leaves the TPM key as the identity (it wins from the moment
+  /// it is written) and the old key in place or in its backup. Returns the backup's path.
+  @discardableResult
+  public func adoptTPMKey(_ blob: [UInt8]) throws(IdentityError) -> String? {
+    guard let point = TPMPublicArea.point(keyFile: blob), let key = try? P256.Signing.PublicKey(rawRepresentation: point) else {
+      throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key")
+    }
+    let state = try openDirectory(create: true)!
+    return try creating { () throws(StateDirectoryError) -> String? in
+      let lock = try state.lock()
+      defer { withExtendedLifetime(lock) {} }
+      _ = try state.write(Self.tpmKeyName, blob, mode: 0o600, replace: false)
+      var backup: String?
+      if try state.identity(of: Self.privateKeyName, requirement: Self.privateKeyRequirement) != nil {
+        let stamp = Self.privateKeyName + "." + utcStamp()
+        var name = stamp + ".bak"
+        var attempt = 1
+        while true {
+          do throws(StateDirectoryError) {
+            try state.link(Self.privateKeyName, to: name)
+            break
+          } catch {
+            guard case .exists = error, attempt < 100 else { throw error }
+            attempt += 1
+            name = stamp + "-\(attempt).bak"
+          }
+        }
+        try state.remove(Self.privateKeyName)
+        backup = state.filePath(name)
+      }
+      try? state.remove(Self.identifierName)
+      _ = try? state.write(Self.publicKeyName, Array(key.pemRepresentation.utf8), mode: 0o644, replace: true)
+      state.syncDirectory()
+      return backup
+    }
   }
 
   /// The public key as PEM ("-----BEGIN PUBLIC KEY-----"), creating the key pair on first use.
@@ -147,6 +214,7 @@ public struct DeviceKeyStore: Sendable {
 
   /// The verified public key DER; creates the key (and the directory) when there is none.
   private func loadOrCreate(_ existing: StateDirectory?) throws(IdentityError) -> (der: [UInt8], state: StateDirectory) {
+    if let existing, let der = try tpmPublicKeyDER(existing) { return (der, existing) }
     if let existing {
       if try pendingReset(existing) { try? recover(existing) }
       if try key(existing) != nil { return (try derive(existing).der, existing) }

@@ -27,14 +27,29 @@ extension FRProfile {
     @Flag(name: .customLong("public-key"), help: "Print the public key (PEM) instead of the identifier.")
     var publicKey = false
 
+    @Flag(
+      name: .customLong("move-to-tpm"),
+      help: "Make a new identity key inside the TPM (the identifier changes; the file key is kept as a backup). See 'fr-profile-journey identity --help'.")
+    var moveToTPM = false
+
+    @Option(name: .customLong("tcti"), help: ArgumentHelp("The TPM for --move-to-tpm and the check of a TPM key (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
+    var tcti: String?
+
     func validate() throws {
       if reset && publicKey { throw ValidationError("--reset and --public-key exclude each other.") }
+      if moveToTPM && (reset || publicKey) { throw ValidationError("--move-to-tpm excludes --reset and --public-key.") }
     }
 
     func run() throws {
       try reportingFailures {
         let system = try options.settings.systemSource()
         let store = try options.settings.keyStore()
+        // The TPM is used by fr-profile-journey only: this binary never loads libtss2.
+        let inTPM: Bool
+        do throws(IdentityError) { inTPM = try store.tpmKeyBlob() != nil } catch { throw Failure(error) }
+        if moveToTPM || (inTPM && !reset && !publicKey) {
+          JourneyExecutable.exec(["identity"] + Array(CommandLine.arguments.dropFirst(2)))
+        }
         var pem: String?
         do throws(IdentityError) {
           if reset {
