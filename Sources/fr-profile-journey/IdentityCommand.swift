@@ -64,12 +64,16 @@ struct IdentityCommand: ParsableCommand {
           }
           let before = try? store.keyExists() ? settings.identifier(system) : nil
           do throws(IdentityError) {
-            let backup = try store.adoptTPMKey(blob.bytes)
+            let (adopted, backup) = try store.adoptTPMKey(blob.bytes)
             let after = try store.identifier(for: system)
-            note(
-              "the identity key is now in the TPM at \(tcti); the identifier changed"
-                + (before.map { " from \($0) to \(after)" } ?? "") + ": AM will see this device as new."
-                + (backup.map { " The file key is kept as \($0)." } ?? ""))
+            if !adopted {
+              note("the identity key is already in the TPM (\(store.tpmKeyPath)), moved there by a concurrent run.")
+            } else {
+              note(
+                "the identity key is now in the TPM at \(tcti); the identifier changed"
+                  + (before.map { " from \($0) to \(after)" } ?? "") + ": AM will see this device as new."
+                  + (backup.map { " The file key is kept as \($0)." } ?? ""))
+            }
           } catch {
             throw Failure(error)
           }

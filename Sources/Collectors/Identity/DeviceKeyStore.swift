@@ -115,16 +115,18 @@ public struct DeviceKeyStore: Sendable {
   /// TPM) the identity: writes it as `device-key.tpm` (0600), keeps the file key as
   /// `device-key.pem.<UTC time>.bak`, removes it and rewrites the public key cache. Under the
   /// lock; a run killed half-way leaves the TPM key as the identity (it wins from the moment
-  /// it is written) and the old key in place or in its backup. Returns the backup's path.
+  /// it is written) and the old key in place or in its backup. Returns whether `blob` became
+  /// the identity (false: a concurrent run's TPM key already is) and the backup's path.
   @discardableResult
-  public func adoptTPMKey(_ blob: [UInt8]) throws(IdentityError) -> String? {
+  public func adoptTPMKey(_ blob: [UInt8]) throws(IdentityError) -> (adopted: Bool, backup: String?) {
     guard let point = TPMPublicArea.point(keyFile: blob), let key = try? P256.Signing.PublicKey(rawRepresentation: point) else {
       throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key")
     }
     let state = try openDirectory(create: true)!
-    return try creating { () throws(StateDirectoryError) -> String? in
+    return try creating { () throws(StateDirectoryError) -> (adopted: Bool, backup: String?) in
       let lock = try state.lock()
       defer { withExtendedLifetime(lock) {} }
+      if try state.identity(of: Self.tpmKeyName, requirement: Self.tpmKeyRequirement) != nil { return (false, nil) }
       _ = try state.write(Self.tpmKeyName, blob, mode: 0o600, replace: false)
       var backup: String?
       if try state.identity(of: Self.privateKeyName, requirement: Self.privateKeyRequirement) != nil {
@@ -147,7 +149,7 @@ public struct DeviceKeyStore: Sendable {
       try? state.remove(Self.identifierName)
       _ = try? state.write(Self.publicKeyName, Array(key.pemRepresentation.utf8), mode: 0o644, replace: true)
       state.syncDirectory()
-      return backup
+      return (true, backup)
     }
   }
 

@@ -1,0 +1,106 @@
+import Foundation
+import ProfileJSON
+import Testing
+
+/// The device identity in a TPM (swtpm on loopback, one per test): `identifier --move-to-tpm`,
+/// collect and identifier agreeing across processes, a copied state directory.
+@Suite struct TPMIdentityCommandTests {
+  func identifierOf(collect result: RunResult) throws -> String? {
+    try JSONParser.parse(Array(result.stdout.utf8))["identifier"]?.stringValue
+  }
+
+  @Test func moveToTPMChangesTheIdentifierKeepsABackupAndAllProcessesAgree() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    let before = try run(["identifier", "--state-dir", state])
+    #expect(before.status == 0)
+    let moved = try run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(moved.status == 0, "\(moved.stderr)")
+    #expect(moved.stdout != before.stdout && moved.stderr.contains("identifier changed"))
+    let names = try FileManager.default.contentsOfDirectory(atPath: state)
+    #expect(names.contains("device-key.tpm") && !names.contains("device-key.pem"))
+    #expect(names.contains { $0.hasPrefix("device-key.pem.") && $0.hasSuffix(".bak") })
+    // Each process computes the same identifier: collect (no TPM), identifier (TPM check).
+    for _ in 0..<2 {
+      let checked = try run(["identifier", "--state-dir", state, "--tcti", tpm.tcti])
+      #expect(checked.status == 0 && checked.stdout == moved.stdout, "\(checked.stderr)")
+      let collected = try run(["collect", "--state-dir", state, "--no-metadata"])
+      #expect(try identifierOf(collect: collected).map { $0 + "\n" } == moved.stdout)
+    }
+    // A second move changes nothing.
+    let again = try run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(again.status == 0 && again.stdout == moved.stdout && again.stderr.contains("already in the TPM"))
+  }
+
+  @Test func twentyConcurrentMovesAgreeOnOneTPMKey() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    let results = UnsafeMutableBufferPointer<RunResult?>.allocate(capacity: 20)
+    defer { results.deallocate() }
+    results.initialize(repeating: nil)
+    nonisolated(unsafe) let slots = results
+    let tcti = tpm.tcti
+    DispatchQueue.concurrentPerform(iterations: 20) { index in
+      slots[index] = try? run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tcti])
+    }
+    #expect(results.allSatisfy { $0?.status == 0 }, "\(results.compactMap { $0?.stderr })")
+    #expect(Set(results.map { $0?.stdout ?? "failed" }).count == 1)
+    let names = try FileManager.default.contentsOfDirectory(atPath: state)
+    #expect(names.filter { $0.hasPrefix("device-key.tpm") }.count == 1)
+    let collected = try run(["collect", "--state-dir", state, "--no-metadata"])
+    #expect(try identifierOf(collect: collected).map { $0 + "\n" } == results[0]?.stdout)
+  }
+
+  @Test func stateDirectoryCopiedToAnotherTPMFailsWithExit81AndNoNewIdentity() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let other = try SWTPM()
+    defer {
+      other.stop()
+      other.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    let moved = try run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(moved.status == 0, "\(moved.stderr)")
+    let names = try FileManager.default.contentsOfDirectory(atPath: state).sorted()
+    let copied = try run(["identifier", "--state-dir", state, "--tcti", other.tcti])
+    #expect(copied.status == 81, "\(copied.stderr)")
+    #expect(copied.stdout.isEmpty && copied.stderr.contains("another TPM"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted() == names)
+  }
+
+  @Test func identityInTheTPMWithTheTPMGoneIsExit80() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    #expect(try run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tpm.tcti]).status == 0)
+    tpm.kill9()
+    let gone = try run(["identifier", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(gone.status == 80, "\(gone.stderr)")
+    #expect(gone.stderr.contains("no usable TPM"))
+    let noTPM = try run(["identifier", "--move-to-tpm", "--state-dir", directory + "/fresh", "--tcti", "device:/nonexistent/tpmrm0"])
+    #expect(noTPM.status == 80)
+  }
+}
