@@ -79,4 +79,3 @@ package struct BindingOptions: ParsableArguments {
     }
   }
 }
-

@@ -2,10 +2,10 @@ import ArgumentParser
 import Collectors
 import DeviceBinding
 import Dispatch
-import Synchronization
 import Journey
 import ProfileCLI
 import ProfileJSON
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -202,7 +202,8 @@ enum TerminalKeySelector {
     guard let terminal = PINTerminal() else {
       throw BindingFailure(
         .abort,
-        "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))")
+        "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))"
+      )
     }
     terminal.write("Which bound key signs?\n")
     for (index, record) in records.enumerated() {
