@@ -101,6 +101,15 @@ package func writeStandardError(_ text: String) {
   _ = writeAll(2, Array(text.utf8))
 }
 
+/// The one warning for a profile above AM's default Maximum Profile Size (3 KB), for
+/// `collect`, `callback` and `journey` alike. `subject` names it, e.g. "the profile for
+/// callbacks[2]".
+package func warnIfOversized(_ size: Int, subject: String = "the profile") {
+  guard size > DeviceProfile.defaultMaximumSize else { return }
+  writeStandardError(
+    "fr-profile: warning: \(subject) is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes; the Device Profile Collector node may reject it.\n")
+}
+
 package func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }
 package func detail(_ text: String) { writeStandardError("fr-profile: detail: \(text)\n") }
 

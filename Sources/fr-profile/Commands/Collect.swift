@@ -83,9 +83,7 @@ struct CollectRequest: Equatable {
       settings.printDiagnostics(context.diagnostics)
 
       let compactText = JSONWriter.compact(profile)
-      if compactText.utf8.count > DeviceProfile.defaultMaximumSize {
-        writeStandardError("fr-profile: warning: the profile is \(compactText.utf8.count) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
-      }
+      warnIfOversized(compactText.utf8.count)
       let usePretty = pretty || (!compact && output == nil && standardOutputIsTerminal)
       let text = (usePretty ? JSONWriter.pretty(profile) : compactText) + "\n"
       if let output {
