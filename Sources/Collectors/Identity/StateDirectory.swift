@@ -347,8 +347,8 @@ package final class StateDirectory {
     return result.sorted()
   }
 
-  /// Removes temporaries (`temporaryPrefix`) a crash left: regular files owned by the owner,
-  /// last changed more than `age` seconds ago (younger ones may be another run's work in
+  /// Removes temporaries (`temporaryPrefix`, or one of `prefixes`) a crash left: regular
+  /// files owned by the owner, last modified more than `age` seconds ago (younger ones may be another run's work in
   /// progress). Returns the names removed.
   @discardableResult
   package func removeStaleTemporaries(olderThan age: Int = 60, alsoPrefixed prefixes: [String] = []) -> [String] {
@@ -358,7 +358,7 @@ package final class StateDirectory {
     for name in names where name.hasPrefix(Self.temporaryPrefix) || prefixes.contains(where: { name.hasPrefix($0) }) {
       var info = stat()
       guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
-        info.st_uid == owner, Int(now) - Int(info.st_mtim.tv_sec) > age, Int(now) - Int(info.st_ctim.tv_sec) > age
+        info.st_uid == owner, Int(now) - Int(info.st_mtim.tv_sec) > age
       else { continue }
       if unlinkat(descriptor, name, 0) == 0 { removed.append(name) }
     }
