@@ -36,7 +36,7 @@ extension FRProfile {
     @Flag(help: "Print compact JSON (the default when piped).")
     var compact = false
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the profile to FILE atomically instead of stdout.", valueName: "FILE"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the profile to FILE atomically instead of stdout (a regular file or a new one; a replaced file keeps its mode).", valueName: "FILE"))
     var output: String?
 
     var request: CollectRequest {
