@@ -154,7 +154,7 @@ package func writeFileAtomically(_ path: String, _ text: String) throws {
     replacing = true
   }
   removeStaleOutputTemporaries(dir)
-  var fd = openat(dir, ".", outputTmpfileFlag | O_WRONLY | O_CLOEXEC, 0o644)
+  var fd = access("/proc/self/fd", X_OK) == 0 ? openat(dir, ".", outputTmpfileFlag | O_WRONLY | O_CLOEXEC, 0o644) : -1
   var temporary: String?
   if fd < 0 {
     for _ in 0..<16 {

@@ -270,13 +270,15 @@ package final class StateDirectory {
   /// An unnamed file (`O_TMPFILE`) in the directory, or where the file system lacks it a
   /// new file with a random temporary name (`O_EXCL`); the name is nil for the unnamed file.
   private func makeTemporary(mode: mode_t) throws(StateDirectoryError) -> (Int32, String?) {
-    let unnamed = openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode)
+    // An unnamed file is named through /proc/self/fd (see `linkUnnamed`): without /proc, or
+    // on file systems without O_TMPFILE (EOPNOTSUPP, EISDIR on old kernels), a random name.
+    let unnamed = access("/proc/self/fd", X_OK) == 0 ? openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode) : -2
     if unnamed >= 0 {
       fchmod(unnamed, mode)  // the umask must not change it
       return (unnamed, nil)
     }
     let code = errno
-    guard code == EOPNOTSUPP || code == EISDIR || code == EINVAL || code == ENOENT else {
+    guard unnamed == -2 || code == EOPNOTSUPP || code == EISDIR || code == EINVAL || code == ENOENT else {
       throw .cannotWrite(path: path, errno: code)
     }
     for _ in 0..<16 {
