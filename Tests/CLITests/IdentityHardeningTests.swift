@@ -186,6 +186,9 @@ import Testing
   @Test func item5RelativeStateDirectoryIsResolvedAgainstTheCurrentDirectory() throws {
     let work = normalized(try makeTemporaryDirectory())
     defer { removeTemporaryDirectory(work) }
+    // The old code made these at the file-system root; a regression must not leave them there.
+    let strays = ["/rel", "/home-rel"].filter { !FileManager.default.fileExists(atPath: $0) }
+    defer { for stray in strays { rmdir(stray) } }
     let viaFlag = try run(["collect", "--no-metadata", "-v", "--state-dir", "rel"] + laptop, prefix: ["/usr/bin/env", "-C", work])
     #expect(viaFlag.status == 0, "\(viaFlag.stderr)")
     #expect(FileManager.default.fileExists(atPath: work + "/rel/device-key.pem"))

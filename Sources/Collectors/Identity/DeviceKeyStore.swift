@@ -38,8 +38,7 @@ public struct DeviceKeyStore: Sendable {
 
   /// `directory` as given, made absolute against the current directory when relative.
   public init(directory: String) {
-    let absolute = StateDirectory.absolutePath(directory)
-    self.directory = absolute.count > 1 && absolute.hasSuffix("/") ? String(absolute.dropLast()) : absolute
+    self.directory = StateDirectory.absolutePath(directory)
   }
 
   /// The default state directory: `$FR_PROFILE_HOME`; for root `/var/lib/fr-profile`; else
