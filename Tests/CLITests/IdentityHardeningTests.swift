@@ -112,7 +112,8 @@ import Testing
     #expect(collected.status == 0)
     #expect(collected.stdout.contains(mine.trimmingCharacters(in: .newlines)))
     #expect(!collected.stdout.contains(theirs.trimmingCharacters(in: .newlines)))
-    #expect(try FileManager.default.contentsOfFile(state + "/device-key.pub") != FileManager.default.contentsOfFile(other + "/device-key.pub"))
+    #expect(
+      try FileManager.default.contentsOfFile(state + "/device-key.pub") != FileManager.default.contentsOfFile(other + "/device-key.pub"))
   }
 
   @Test func item3ParallelResetsLeaveAMatchingKeyAndCache() throws {
@@ -205,7 +206,8 @@ import Testing
     defer { removeTemporaryDirectory(state) }
     #expect(try collectIdentifier(state).status == 0)
     let lines = try String(contentsOfFile: state + "/device-key.pem", encoding: .utf8).split(separator: "\n")
-    try (([lines[0]] + lines[2...]).joined(separator: "\n") + "\n").write(toFile: state + "/device-key.pem", atomically: false, encoding: .utf8)
+    try (([lines[0]] + lines[2...]).joined(separator: "\n") + "\n").write(
+      toFile: state + "/device-key.pem", atomically: false, encoding: .utf8)
     let result = try collectIdentifier(state)
     #expect(result.status == 65)
     #expect(result.stdout.isEmpty)
@@ -227,8 +229,10 @@ import Testing
     chmod(shared, 0o1777)
     let victim = top + "/victim"
     try "root's file\n".write(toFile: victim, atomically: false, encoding: .utf8)
-    let last = Int((try? String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8))?
-      .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+    let last =
+      Int(
+        (try? String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8))?
+          .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
     let plant = "cd \(shared) && i=\(last); while [ $i -lt \(last + 400) ]; do ln -s \(victim) .fr-profile.tmp.$i; i=$((i+1)); done"
     let planted = try run(["-c", plant], executable: "/bin/sh", prefix: asNobody)
     #expect(planted.status == 0)
