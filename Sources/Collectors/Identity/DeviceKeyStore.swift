@@ -123,7 +123,7 @@ public struct DeviceKeyStore: Sendable {
     else { return nil }
     guard
       let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.identifierName, requirement: Self.identifierRequirement)
-        })
+      })
     else { return nil }
     let binding = Self.binding(machineID: machineID, key: keyIdentity, publicKey: publicIdentity)
     // "<binding>\n<identifier>\n"
@@ -176,7 +176,7 @@ public struct DeviceKeyStore: Sendable {
   private func derive(_ state: StateDirectory) throws(IdentityError) -> (der: [UInt8], rebuilt: Bool) {
     guard
       let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.privateKeyName, requirement: Self.privateKeyRequirement)
-        })
+      })
     else {
       throw .keyUnreadable(path: privateKeyPath, errno: ENOENT)
     }
