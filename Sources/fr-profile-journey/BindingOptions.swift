@@ -138,7 +138,8 @@ struct BindingSetup {
   static func report(_ outcome: DeviceBinder.Outcome, verbose: Bool) {
     let what = outcome.type == DeviceBindingRequest.callbackType ? "binding" : "signing"
     if let failure = outcome.failure {
-      writeStandardError("fr-profile: warning: device \(what) answered \(failure.clientError.rawValue): \(failure.reason).\n")
+      let reason = ServerText.printable(failure.reason, singleLine: true)
+      writeStandardError("fr-profile: warning: device \(what) answered \(failure.clientError.rawValue): \(reason).\n")
     } else if verbose, let kid = outcome.kid {
       detail("device \(what): signed with key \(kid).")
     }
