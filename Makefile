@@ -9,8 +9,8 @@ BIN := $(STATIC)/release/fr-profile
 ARGS ?=
 
 # Debian packages each goal needs (installed only when missing).
-PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libtss2-dev
-PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl swtpm swtpm-tools libtss2-tcti-swtpm0
+PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev
+PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0
 PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time umockdev
 
 # The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,

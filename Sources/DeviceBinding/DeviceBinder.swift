@@ -186,7 +186,8 @@ public struct DeviceBinder: Sendable {
       guard let pinSource else {
         throw BindingFailure(.unsupported, "an APPLICATION_PIN key needs a PIN: pass --pin-file FILE or run on a terminal")
       }
-      guard let pin = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
+      guard
+        let pin = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
       else { throw BindingFailure(.abort, "no PIN was given") }
       if let problem = pinPolicy.violation(pin) { throw BindingFailure(.abort, "the PIN does not meet the PIN policy: \(problem)") }
       try checkDeadline(deadline)
@@ -252,11 +253,13 @@ public struct DeviceBinder: Sendable {
     if let bound = stored.boundDeviceId, let current = try? deviceId(), bound != current {
       throw BindingFailure(
         .clientNotRegistered,
-        "the key \(record.kid) was bound on another device (\(bound)); this one is \(current) — was the state directory copied? Bind this device again")
+        "the key \(record.kid) was bound on another device (\(bound)); this one is \(current) — was the state directory copied? Bind this device again"
+      )
     }
     if stored.record.locked {
       throw BindingFailure(
-        .abort, "the key \(record.kid) is locked by policy \(stored.record.lockingPolicy ?? "?"); run 'fr-profile keys unlock \(record.kid)'")
+        .abort,
+        "the key \(record.kid) is locked by policy \(stored.record.lockingPolicy ?? "?"); run 'fr-profile keys unlock \(record.kid)'")
     }
     if let breach = policyEvaluator.firstBreach(stored.record.policies, context: policyContext) {
       _ = try store.update(kid: record.kid) { key in
@@ -326,7 +329,8 @@ public struct DeviceBinder: Sendable {
       guard let selectKey else {
         throw BindingFailure(
           .abort,
-          "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))")
+          "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))"
+        )
       }
       guard let kid = try selectKey(records), let record = records.first(where: { $0.kid == kid }) else {
         throw BindingFailure(.abort, "no key was chosen")

@@ -78,7 +78,9 @@ public struct UserKeyRecord: Sendable, Equatable {
 
   public init(json: JSON) throws(KeyStoreError) {
     func text(_ name: String) throws(KeyStoreError) -> String {
-      guard let value = json[name]?.stringValue else { throw .corrupt(kid: json["kid"]?.stringValue ?? "?", reason: "record has no \"\(name)\"") }
+      guard let value = json[name]?.stringValue else {
+        throw .corrupt(kid: json["kid"]?.stringValue ?? "?", reason: "record has no \"\(name)\"")
+      }
       return value
     }
     kid = try text("kid")

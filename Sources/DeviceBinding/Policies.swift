@@ -50,7 +50,9 @@ public struct DeviceTamperingPolicy: DevicePolicy {
   public var name: String { "deviceTampering" }
 
   public func validate(_ parameters: JSON) throws(PolicyError) {
-    guard case .object(let object) = parameters else { throw PolicyError("policy deviceTampering: its value must be an object like {\"score\": 0.8}") }
+    guard case .object(let object) = parameters else {
+      throw PolicyError("policy deviceTampering: its value must be an object like {\"score\": 0.8}")
+    }
     if let score = object["score"] {
       guard let value = score.numberValue, value >= 0, value <= 1 else {
         throw PolicyError("policy deviceTampering: \"score\" must be a number from 0 to 1")
@@ -62,7 +64,8 @@ public struct DeviceTamperingPolicy: DevicePolicy {
     let limit = parameters["score"]?.numberValue ?? 0.8
     let report = TamperScore.evaluate(detectors, CollectionContext(system: context.system))
     let fired = report.results.filter { $0.finding.score > 0 }.map(\.name)
-    let text = "jailBreakScore \(JSONWriter.formatNumber(report.score)) (limit \(JSONWriter.formatNumber(limit)))"
+    let text =
+      "jailBreakScore \(JSONWriter.formatNumber(report.score)) (limit \(JSONWriter.formatNumber(limit)))"
       + (fired.isEmpty ? "" : "; fired: " + fired.joined(separator: ", "))
     return report.score > limit ? .breached(text) : .holds(text)
   }

@@ -94,7 +94,6 @@ package struct BindingOptions: ParsableArguments {
   }
 }
 
-
 /// `--key-store`: where new keys are made.
 package enum KeyStoreChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
   /// The TPM when one answers at the TCTI, else files.

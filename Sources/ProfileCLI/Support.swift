@@ -32,7 +32,8 @@ extension IdentityError {
     case .stateDirectoryForeignOwner, .stateDirectoryInsecure, .stateDirectoryUnsafe, .keyNotARegularFile,
       .keyForeignOwner, .keyInsecureMode:
       77  // EX_NOPERM
-    case .keyUnreadable(_, let errno): errno == EACCES || errno == EPERM ? 77 : 74  // EX_NOPERM, EX_IOERR
+    case .keyUnreadable(_, let errno), .stateDirectoryUnreadable(_, let errno):
+      errno == EACCES || errno == EPERM ? 77 : 74  // EX_NOPERM, EX_IOERR
     case .keyCorrupt, .keyMismatch: 65  // EX_DATAERR
     case .keyMissing: 66  // EX_NOINPUT
     }
@@ -61,6 +62,8 @@ extension IdentityError {
       }
     case .cannotCreateStateDirectory(let path, let errno):
       return "cannot create the state directory \(path): \(errnoText(errno)). Pass a writable --state-dir or set FR_PROFILE_HOME."
+    case .stateDirectoryUnreadable(let path, let errno):
+      return "cannot open \(path) on the way to the state directory: \(errnoText(errno)). Check its owner and mode, or pass another --state-dir."
     case .cannotWriteKey(let path, let errno):
       return "cannot create the device key in \(path): \(errnoText(errno)). Make the directory writable by you or pass another --state-dir."
     case .keyNotARegularFile(let path):
@@ -99,6 +102,15 @@ package func reportingFailures(_ body: () throws -> Void) throws {
 
 package func writeStandardError(_ text: String) {
   _ = writeAll(2, Array(text.utf8))
+}
+
+/// The one warning for a profile above AM's default Maximum Profile Size (3 KB), for
+/// `collect`, `callback` and `journey` alike. `subject` names it, e.g. "the profile for
+/// callbacks[2]".
+package func warnIfOversized(_ size: Int, subject: String = "the profile") {
+  guard size > DeviceProfile.defaultMaximumSize else { return }
+  writeStandardError(
+    "fr-profile: warning: \(subject) is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes; the Device Profile Collector node may reject it.\n")
 }
 
 package func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }
@@ -145,7 +157,7 @@ package func writeFileAtomically(_ path: String, _ text: String) throws {
     replacing = true
   }
   removeStaleOutputTemporaries(dir)
-  var fd = openat(dir, ".", outputTmpfileFlag | O_WRONLY | O_CLOEXEC, 0o644)
+  var fd = access("/proc/self/fd", X_OK) == 0 ? openat(dir, ".", outputTmpfileFlag | O_WRONLY | O_CLOEXEC, 0o644) : -1
   var temporary: String?
   if fd < 0 {
     for _ in 0..<16 {

@@ -2,10 +2,10 @@ import ArgumentParser
 import Collectors
 import DeviceBinding
 import Dispatch
-import Synchronization
 import Journey
 import ProfileCLI
 import ProfileJSON
+import Synchronization
 import TPMKeys
 
 #if canImport(Glibc)
@@ -178,7 +178,8 @@ struct BindingSetup {
   static func report(_ outcome: DeviceBinder.Outcome, verbose: Bool) {
     let what = outcome.type == DeviceBindingRequest.callbackType ? "binding" : "signing"
     if let failure = outcome.failure {
-      writeStandardError("fr-profile: warning: device \(what) answered \(failure.clientError.rawValue): \(failure.reason).\n")
+      let reason = ServerText.printable(failure.reason, singleLine: true)
+      writeStandardError("fr-profile: warning: device \(what) answered \(failure.clientError.rawValue): \(reason).\n")
     } else if verbose, let kid = outcome.kid {
       detail("device \(what): signed with key \(kid).")
     }
@@ -242,7 +243,8 @@ enum TerminalKeySelector {
     guard let terminal = PINTerminal() else {
       throw BindingFailure(
         .abort,
-        "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))")
+        "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))"
+      )
     }
     terminal.write("Which bound key signs?\n")
     for (index, record) in records.enumerated() {

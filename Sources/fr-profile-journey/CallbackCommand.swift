@@ -2,6 +2,7 @@ import ArgumentParser
 import Collectors
 import DeviceBinding
 import Journey
+import JourneyProfiler
 import ProfileCLI
 import ProfileJSON
 
@@ -57,7 +58,7 @@ struct CallbackCommand: ParsableCommand {
       let setup = BindingSetup(options: binding, settings: settings, interactive: false)
       do {
         let requests = try profiler.answer(&step, diagnostics: diagnostics)
-        for request in requests where !request.message.isEmpty { writeStandardError("\(request.message)\n") }
+        for request in requests where !request.message.isEmpty { writeStandardError(ServerText.printable(request.message) + "\n") }
         let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
         let profiled = step
         let (answered, outcomes) = try runBlocking {

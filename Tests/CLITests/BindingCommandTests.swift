@@ -448,7 +448,10 @@ import Testing
         #expect(try journey(server, device, tree: "Bind").status == 0)
         let records = try keyList(device)
         let record = try #require(records.first)
-        #expect(record.objectValue?.keys == ["kid", "userId", "username", "authType", "createdAt", "store", "locked", "lockingPolicy", "policies"])
+        #expect(
+          record.objectValue?.keys == [
+            "kid", "userId", "username", "authType", "createdAt", "store", "locked", "lockingPolicy", "policies",
+          ])
         #expect(record["createdAt"]?.stringValue?.hasSuffix("Z") == true && record["store"] == "file")
         let kid = try #require(record["kid"]?.stringValue)
         let table = try run(["keys", "list", "--state-dir", device.state])

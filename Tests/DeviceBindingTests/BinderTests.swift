@@ -150,7 +150,8 @@ import Testing
     let outcomes = try await binder.answer(&step)
     #expect(outcomes.count == 1 && outcomes[0].failure == nil)
     let inputs = try #require(step.callbacks?.first?.json["input"]?.arrayValue)
-    #expect(inputs.map { $0["name"]?.stringValue ?? "" } == ["IDToken1jws", "IDToken1deviceName", "IDToken1deviceId", "IDToken1clientError"])
+    #expect(
+      inputs.map { $0["name"]?.stringValue ?? "" } == ["IDToken1jws", "IDToken1deviceName", "IDToken1deviceId", "IDToken1clientError"])
     #expect(inputs[0]["value"]?.stringValue?.split(separator: ".").count == 3)
     #expect(inputs[1]["value"] == "Test box" && inputs[2]["value"] == "device-1" && inputs[3]["value"] == "")
   }

@@ -57,8 +57,10 @@ import Testing
   @Test func aSymbolicLinkInPlaceOfTheDirectoryIsRefused() async throws {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-    try FileManager.default.createDirectory(atPath: directory + "/other", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    try FileManager.default.createDirectory(
+      atPath: directory + "/state", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    try FileManager.default.createDirectory(
+      atPath: directory + "/other", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     symlink(directory + "/other", directory + "/state/bound-keys")
     #expect(throws: KeyStoreError.self) { try FileUserKeyStore(stateDirectory: directory + "/state") }
   }
@@ -119,8 +121,10 @@ import Testing
       let text = Base64URL.encode(bytes)
       #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
       #expect(Base64URL.decode(text) == bytes)
-      #expect(text == Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-        .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+      #expect(
+        text
+          == Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+          .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
     }
     #expect(Base64URL.decode("a") == nil && Base64URL.decode("ab=c") == nil)
   }

@@ -31,6 +31,9 @@ package final class StateDirectory {
   package let descriptor: Int32
   /// The uid that must own the directory and the files in it.
   package let owner: uid_t
+  /// Whether `write` may use unnamed `O_TMPFILE` files; false forces the `O_EXCL` random-name
+  /// path that file systems without `O_TMPFILE` (or a system without /proc) take — for tests.
+  package var allowsUnnamedFiles = true
 
   /// Name prefix of temporary files; `removeStaleTemporaries` removes old ones.
   package static let temporaryPrefix = ".tmp-"
@@ -138,20 +141,25 @@ package final class StateDirectory {
 
   /// `path` as an absolute path: relative paths are resolved against the current directory;
   /// repeated and trailing slashes are dropped (`.` and `..` are kept: they are resolved
-  /// while walking, relative to what was actually opened).
+  /// while walking, relative to what was actually opened). Byte-level: it runs on every
+  /// `collect`, where `String.split` would first load the Unicode tables.
   package static func absolutePath(_ path: String) -> String {
-    var full = path
-    if !path.hasPrefix("/") {
+    var full = Array(path.utf8)
+    if full.first != UInt8(ascii: "/") {
       var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-      let cwd = getcwd(&buffer, buffer.count) != nil
-        ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-      full = cwd + "/" + path
+      var cwd: [UInt8] = []
+      if getcwd(&buffer, buffer.count) != nil { cwd = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) } }
+      full = cwd + [UInt8(ascii: "/")] + full
     }
-    return "/" + components(full).joined(separator: "/")
+    var out: [UInt8] = []
+    out.reserveCapacity(full.count)
+    for byte in full where !(byte == UInt8(ascii: "/") && out.last == UInt8(ascii: "/")) { out.append(byte) }
+    if out.count > 1 && out.last == UInt8(ascii: "/") { out.removeLast() }
+    return out.isEmpty ? "/" : String(decoding: out, as: UTF8.self)
   }
 
   private static func components(_ path: String) -> [String] {
-    path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    Array(path.utf8).split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
   }
 
   private static func readLink(_ directory: Int32, _ name: String) -> String? {
@@ -270,13 +278,16 @@ package final class StateDirectory {
   /// An unnamed file (`O_TMPFILE`) in the directory, or where the file system lacks it a
   /// new file with a random temporary name (`O_EXCL`); the name is nil for the unnamed file.
   private func makeTemporary(mode: mode_t) throws(StateDirectoryError) -> (Int32, String?) {
-    let unnamed = openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode)
+    // An unnamed file is named through /proc/self/fd (see `linkUnnamed`): without /proc, or
+    // on file systems without O_TMPFILE (EOPNOTSUPP, EISDIR on old kernels), a random name.
+    let unnamed =
+      allowsUnnamedFiles && access("/proc/self/fd", X_OK) == 0 ? openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode) : -2
     if unnamed >= 0 {
       fchmod(unnamed, mode)  // the umask must not change it
       return (unnamed, nil)
     }
     let code = errno
-    guard code == EOPNOTSUPP || code == EISDIR || code == EINVAL || code == ENOENT else {
+    guard unnamed == -2 || code == EOPNOTSUPP || code == EISDIR || code == EINVAL || code == ENOENT else {
       throw .cannotWrite(path: path, errno: code)
     }
     for _ in 0..<16 {
@@ -347,8 +358,8 @@ package final class StateDirectory {
     return result.sorted()
   }
 
-  /// Removes temporaries (`temporaryPrefix`) a crash left: regular files owned by the owner,
-  /// last changed more than `age` seconds ago (younger ones may be another run's work in
+  /// Removes temporaries (`temporaryPrefix`, or one of `prefixes`) a crash left: regular
+  /// files owned by the owner, last modified more than `age` seconds ago (younger ones may be another run's work in
   /// progress). Returns the names removed.
   @discardableResult
   package func removeStaleTemporaries(olderThan age: Int = 60, alsoPrefixed prefixes: [String] = []) -> [String] {
@@ -358,7 +369,7 @@ package final class StateDirectory {
     for name in names where name.hasPrefix(Self.temporaryPrefix) || prefixes.contains(where: { name.hasPrefix($0) }) {
       var info = stat()
       guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
-        info.st_uid == owner, Int(now) - Int(info.st_mtim.tv_sec) > age, Int(now) - Int(info.st_ctim.tv_sec) > age
+        info.st_uid == owner, Int(now) - Int(info.st_mtim.tv_sec) > age
       else { continue }
       if unlinkat(descriptor, name, 0) == 0 { removed.append(name) }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Collectors
 import Journey
+import JourneyProfiler
 import ProfileCLI
 import ProfileJSON
 
@@ -13,15 +14,18 @@ extension FRProfile {
         FILE). For every DeviceProfileCallback it collects what the callback's outputs ask for \
         (metadata, location) and writes the profile, serialised as a JSON string, into the \
         callback's input[0].value; everything else is kept as it came. Prints the body to post \
-        back. The callback's message goes to stderr. A step with a DeviceBindingCallback or \
-        DeviceSigningVerifierCallback is answered by fr-profile-journey (installed next to \
-        fr-profile): it binds or signs without asking anything (the PIN from --pin-file; \
-        several bound keys need --bound-user), or sends the client error AM routes on. A step without a DeviceProfileCallback \
-        passes through unchanged (with a note on stderr).
+        back. The callback's message goes to stderr. A step without a DeviceProfileCallback \
+        passes through unchanged (with a note on stderr). The machine is collected once, however \
+        many callbacks ask; a step with more than 256 callbacks is refused. Text from the \
+        server (the callback's message, type names) is printed with control characters \
+        replaced. A step with a DeviceBindingCallback or DeviceSigningVerifierCallback is \
+        answered by fr-profile-journey (installed next to fr-profile): it binds or signs \
+        without asking anything (the PIN from --pin-file; several bound keys need \
+        --bound-user), or sends the client error AM routes on.
 
-        Exit codes: 0 answered or passed through; 65 the body is not JSON, has no callbacks, or \
-        a DeviceProfileCallback is malformed; 66 FILE cannot be read; the identity errors of \
-        'collect' (73, 77, 78).
+        Exit codes: 0 answered or passed through; 65 the body is not JSON, has no callbacks, has \
+        too many callbacks, or a DeviceProfileCallback is malformed; 66 FILE cannot be read; the \
+        identity errors of 'collect' (66, 73, 77, 78).
 
         EXAMPLES:
           fr-profile callback step.json > answer.json
@@ -47,7 +51,7 @@ extension FRProfile {
         do {
           step = try AuthenticateStep(parsing: bytes)
         } catch {
-          throw Failure(code: 65, "\(name): \(error)")
+          throw Failure(code: 65, ServerText.printable("\(name): \(error)", singleLine: true))
         }
         if BindingHandoff.needed(step) { try BindingHandoff.exec(step: bytes) }
         let settings = options.settings
@@ -58,26 +62,23 @@ extension FRProfile {
           identifier: { try settings.identifier(system) },
           location: { try settings.configuredLocation() })
         let diagnostics = Diagnostics()
-        let requests: [DeviceProfileRequest]
+        let answers: [DeviceProfileAnswer]
         do {
-          requests = try profiler.answer(&step, diagnostics: diagnostics)
+          answers = try profiler.answers(&step, diagnostics: diagnostics)
         } catch let error as JourneyError {
-          throw Failure(code: 65, "\(name): \(error)")
+          throw Failure(code: 65, ServerText.printable("\(name): \(error)", singleLine: true))
         }
         settings.printDiagnostics(diagnostics)
-        if requests.isEmpty {
+        if answers.isEmpty {
           note("\(name): the step has no DeviceProfileCallback; passing it through unchanged.")
           try printOutput(String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"))
           return
         }
-        for request in requests where !request.message.isEmpty {
-          writeStandardError("\(request.message)\n")
+        for answer in answers where !answer.request.message.isEmpty {
+          writeStandardError(ServerText.printable(answer.request.message) + "\n")
         }
-        for callback in step.callbacks ?? [] where callback.type == DeviceProfileRequest.callbackType {
-          let size = callback.json["input"]?.arrayValue?.first?["value"]?.stringValue?.utf8.count ?? 0
-          if size > DeviceProfile.defaultMaximumSize {
-            writeStandardError("fr-profile: warning: the profile for callbacks[\(callback.index)] is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
-          }
+        for answer in answers {
+          warnIfOversized(answer.size, subject: "the profile for callbacks[\(answer.index)]")
         }
         try printOutput(step.text + "\n")
       }
