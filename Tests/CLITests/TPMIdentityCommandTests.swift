@@ -103,4 +103,11 @@ import Testing
     let noTPM = try run(["identifier", "--move-to-tpm", "--state-dir", directory + "/fresh", "--tcti", "device:/nonexistent/tpmrm0"])
     #expect(noTPM.status == 80)
   }
+
+  @Test func collectsBinaryDoesNotLinkTheTPMLibraries() throws {
+    let linked = try run([frProfilePath], executable: "/usr/bin/ldd")
+    #expect(linked.status == 0 && !linked.stdout.contains("libtss2"))
+    let journey = try run([productsDirectory + "/fr-profile-journey"], executable: "/usr/bin/ldd")
+    #expect(journey.stdout.contains("libtss2-esys"))
+  }
 }
