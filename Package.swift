@@ -100,7 +100,7 @@ let package = Package(
     .testTarget(
       name: "DeviceBindingTests",
       dependencies: [
-        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "ProfileJSON",
+        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "ProfileJSON", "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"]

@@ -2,6 +2,7 @@ import Collectors
 import Foundation
 import Journey
 import ProfileJSON
+import TPMKeys
 import Testing
 
 @testable import DeviceBinding
@@ -61,6 +62,29 @@ import Testing
     let signed = try await binder.sign(signingRequest())
     #expect(try DecodedJWS(signed.jws).verifies(x: jwk["x"]!.stringValue!, y: jwk["y"]!.stringValue!))
     #expect(try fixture.store.key(kid: bound.kid)?.lock.failures == 0)
+  }
+
+  @Test func wrongPINsReachTheTPMsDictionaryAttackLockout() async throws {
+    let fixture = try Fixture()
+    // swtpm's DA settings: 2 tries, long recovery (lockout auth is empty on a fresh swtpm).
+    try TPMContext(tcti: fixture.tpm.tcti).setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+    let pins = FixedPINs("482916", "000000", "111111", "482916")
+    // No software lock: only the TPM limits the guesses.
+    let binder = makeBinder(store: fixture.store, pins: pins, lockPolicy: .none)
+    _ = try await binder.bind(bindingRequest(.applicationPIN))
+    for _ in 0..<2 {
+      guard case .failure(let failure) = try await binder.signOrFail(signingRequest()) else {
+        Issue.record("a wrong PIN signed")
+        return
+      }
+      #expect(failure.clientError == .abort && failure.reason.contains("wrong PIN"))
+    }
+    // The right PIN now: the TPM refuses while in lockout.
+    guard case .failure(let failure) = try await binder.signOrFail(signingRequest()) else {
+      Issue.record("signed during the TPM's lockout")
+      return
+    }
+    #expect(failure.clientError == .abort && failure.reason.contains("dictionary-attack lockout"))
   }
 
   @Test func keyCopiedToAnotherTPMFailsClearlyAndIsNotReplaced() async throws {
