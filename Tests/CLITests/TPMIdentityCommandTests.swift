@@ -110,4 +110,25 @@ import Testing
     let journey = try run([productsDirectory + "/fr-profile-journey"], executable: "/usr/bin/ldd")
     #expect(journey.stdout.contains("libtss2-esys"))
   }
+
+  @Test func verboseSaysWhichStoreHoldsTheIdentityAndAnUnsafeTPMKeyFileIsExit77() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    let file = try run(["identifier", "--verbose", "--state-dir", state])
+    #expect(file.status == 0 && file.stderr.contains("key store: file"))
+    #expect(try run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tpm.tcti]).status == 0)
+    let inTPM = try run(["identifier", "--verbose", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(inTPM.status == 0 && inTPM.stderr.contains("key store: tpm (\(tpm.tcti))"), "\(inTPM.stderr)")
+    // The blob gets the same safety checks as the PEM key: group-readable is refused, collect too.
+    chmod(state + "/device-key.tpm", 0o640)
+    let unsafe = try run(["collect", "--state-dir", state, "--no-metadata"])
+    #expect(unsafe.status == 77, "\(unsafe.stderr)")
+    #expect(unsafe.stderr.contains("device-key.tpm"))
+  }
 }

@@ -131,7 +131,7 @@ struct TPMKeyTests {
     #expect(throws: TPMError.self) { try TPMKeyBlob(bytes: Array("-----BEGIN PRIVATE KEY-----".utf8)) }
   }
 
-  @Test func tcti_optionThenEnvironmentThenDefault() {
+  @Test func tctiComesFromTheOptionThenTheEnvironmentThenTheDefault() {
     #expect(TPMConfiguration.tcti(option: "swtpm:port=1", environment: ["FR_PROFILE_TCTI": "mssim"]) == "swtpm:port=1")
     #expect(TPMConfiguration.tcti(option: nil, environment: ["FR_PROFILE_TCTI": "mssim"]) == "mssim")
     #expect(TPMConfiguration.tcti(option: nil, environment: [:]) == "device:/dev/tpmrm0")

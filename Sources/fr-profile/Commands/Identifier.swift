@@ -67,6 +67,7 @@ extension FRProfile {
           try printOutput(pem + "\n")
           return
         }
+        if options.settings.verbose { detail("key store: file, \(store.privateKeyPath)") }
         try printOutput(try options.settings.identifier(system) + "\n")
       }
     }
