@@ -21,10 +21,10 @@ extension FRProfile {
         'collect' (73, 77, 78).
 
         EXAMPLES:
-          fr-profile callback step.json > answer.json
+          fr-profile callback step.json -o answer.json
           curl -s -X POST "$AM/json/realms/root/authenticate?authIndexType=service&authIndexValue=DeviceProfiling" \\
             -H 'Accept-API-Version: resource=2.1, protocol=1.0' -H 'Content-Type: application/json' -d '{}' \\
-          | fr-profile callback --location --latitude 52.52 --longitude 13.405 \\
+          | fr-profile callback --latitude -33.8688 --longitude 151.2093 \\
           | curl -s -X POST "$AM/json/realms/root/authenticate" \\
             -H 'Accept-API-Version: resource=2.1, protocol=1.0' -H 'Content-Type: application/json' -d @-
         """
@@ -34,6 +34,8 @@ extension FRProfile {
 
     @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"))
     var file: String = "-"
+
+    @OptionGroup(title: "Output Options") var format: OutputOptions
 
     func run() throws {
       try reportingFailures {
@@ -62,7 +64,7 @@ extension FRProfile {
         settings.printDiagnostics(diagnostics)
         if requests.isEmpty {
           note("\(name): the step has no DeviceProfileCallback; passing it through unchanged.")
-          try printOutput(String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"))
+          try format.emit(text: String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"))
           return
         }
         for request in requests where !request.message.isEmpty {
@@ -74,7 +76,7 @@ extension FRProfile {
             writeStandardError("fr-profile: warning: the profile for callbacks[\(callback.index)] is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
           }
         }
-        try printOutput(step.text + "\n")
+        try format.emit(.object(step.body))
       }
     }
   }
