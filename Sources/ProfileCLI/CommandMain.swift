@@ -100,7 +100,7 @@ package enum CommandMain {
       while part.hasSuffix(".") || part.hasSuffix(" ") { part.removeLast() }
       if !part.isEmpty { parts.append(String(part)) }
     }
-    var text = parts.joined(separator: "; ")
+    var text = parts.joined(separator: "; ").replacing(". Did you mean", with: "; did you mean")
     // "Unknown option" → "unknown option", as our own messages; "URL …" stays.
     if let first = text.first, first.isUppercase, text.dropFirst().first?.isLowercase == true {
       text = first.lowercased() + text.dropFirst()
