@@ -11,7 +11,7 @@ ARGS ?=
 
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev
-PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl
+PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq
 PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time umockdev
 # Man pages and completions (packaging/gen-docs.py), the .deb and its checks (packaging/check-deb.sh).
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip

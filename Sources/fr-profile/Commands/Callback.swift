@@ -22,11 +22,17 @@ extension FRProfile {
 
         EXAMPLES:
           fr-profile callback step.json -o answer.json
-          curl -s -X POST "$AM/json/realms/root/authenticate?authIndexType=service&authIndexValue=DeviceProfiling" \\
-            -H 'Accept-API-Version: resource=2.1, protocol=1.0' -H 'Content-Type: application/json' -d '{}' \\
+          curl -s "$AM/json/realms/root/authenticate" -d '{}' \\
+              --url-query authIndexType=service \\
+              --url-query authIndexValue=DeviceProfiling \\
+              -H 'Accept-API-Version: resource=2.1, protocol=1.0' \\
+              -H 'Content-Type: application/json' \\
           | fr-profile callback --latitude -33.8688 --longitude 151.2093 \\
-          | curl -s -X POST "$AM/json/realms/root/authenticate" \\
-            -H 'Accept-API-Version: resource=2.1, protocol=1.0' -H 'Content-Type: application/json' -d @-
+          | curl -s "$AM/json/realms/root/authenticate" -d @- \\
+              --url-query authIndexType=service \\
+              --url-query authIndexValue=DeviceProfiling \\
+              -H 'Accept-API-Version: resource=2.1, protocol=1.0' \\
+              -H 'Content-Type: application/json'
         """
     )
 

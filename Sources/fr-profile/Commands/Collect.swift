@@ -16,9 +16,11 @@ extension FRProfile {
         EXAMPLES:
           fr-profile collect --pretty
           fr-profile collect --location --latitude -33.8688 --longitude 151.2093
-          FR_PROFILE_LOCATION="52.52,13.405" fr-profile collect --location -o profile.json
+          FR_PROFILE_LOCATION="52.52,13.405" fr-profile collect --location \\
+              -o profile.json
           fr-profile collect --no-metadata -o -
-          fr-profile collect --root Tests/CollectorsTests/Fixtures/machines/laptop --state-dir /tmp/fr-state
+          fr-profile collect --root Tests/CollectorsTests/Fixtures/machines/laptop \\
+              --state-dir "$HOME/fr-profile-fixture"
         """
     )
 

@@ -13,7 +13,8 @@ extension FRProfile {
         EXAMPLES:
           fr-profile tamper
           fr-profile tamper --json --pretty
-          fr-profile tamper --root Tests/CollectorsTests/Fixtures/machines/cloud-vm -o tamper.txt
+          fr-profile tamper --root Tests/CollectorsTests/Fixtures/machines/cloud-vm \\
+              -o tamper.txt
         """
     )
 
