@@ -68,10 +68,15 @@ import Testing
     #expect(collect.status == 0, "\(collect.stderr)")
     #expect(collect.stdout.hasSuffix(#""location":{"latitude":-33.8688,"longitude":-70.6693}}"# + "\n"))
     // ArgumentParser's path (FastCollectTests holds the two parsers equal on this spelling).
-    let parsed = try run(["collect", "--no-metadata", "--location", "--latitude", "-33.8688", "--longitude", "-70.6693", "--state-dir", state, "-v"])
+    let parsed = try run([
+      "collect", "--no-metadata", "--location", "--latitude", "-33.8688", "--longitude", "-70.6693", "--state-dir", state, "-v",
+    ])
     #expect(parsed.stdout == collect.stdout, "\(parsed.stderr)")
     let callback = try run(
-      ["callback", "--latitude", "-33.8688", "--longitude", "-70.6693", "--state-dir", state, cliFixture("callbacks/authenticate-device-profile-LocationOnly.json")])
+      [
+        "callback", "--latitude", "-33.8688", "--longitude", "-70.6693", "--state-dir", state,
+        cliFixture("callbacks/authenticate-device-profile-LocationOnly.json"),
+      ])
     #expect(callback.status != 64, "\(callback.stderr)")
     #expect(!callback.stderr.contains("Missing value"))
   }
@@ -93,7 +98,9 @@ import Testing
     let directory = try makeTemporaryDirectory()
     defer { removeTemporaryDirectory(directory) }
     let env = ["FR_PROFILE_HOME": directory + "/state"]
-    for arguments in [["collect", "-o", "-"], ["collect", "--no-metadata", "--output", "-"], ["identifier", "-o", "-"], ["tamper", "-o", "-"]] {
+    for arguments in [
+      ["collect", "-o", "-"], ["collect", "--no-metadata", "--output", "-"], ["identifier", "-o", "-"], ["tamper", "-o", "-"],
+    ] {
       let result = try run(arguments, environment: env, directory: directory)
       #expect(result.status == 0, "\(arguments): \(result.stderr)")
       #expect(!result.stdout.isEmpty, "\(arguments)")
@@ -141,6 +148,33 @@ import Testing
     try expectUsageError(["identifier", "--pretty"], help: "fr-profile identifier", contains: "add --json")
     try expectUsageError(["tamper", "--compact"], help: "fr-profile tamper", contains: "add --json")
     try expectUsageError(["collect", "--latitude", "1", "--longitude", "2"], help: "fr-profile collect", contains: "need --location")
+  }
+
+  @Test("-v says where every key of the profile came from", arguments: CollectCommandTests.machines)
+  func verboseExplainsEveryKey(machine: String) throws {
+    let state = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(state) }
+    let result = try run(
+      [
+        "collect", "-v", "--location", "--latitude", "-33.8688", "--longitude", "151.2093", "--root", machineRoot(machine), "--state-dir",
+        state,
+      ])
+    #expect(result.status == 0, "\(result.stderr)")
+    var leaves: [String] = []
+    func walk(_ value: JSON, _ path: String) {
+      if case .object(let object) = value {
+        for (key, member) in object.members { walk(member, path.isEmpty ? key : path + "." + key) }
+      } else {
+        leaves.append(path)
+      }
+    }
+    walk(try JSONParser.parse(Array(result.stdout.utf8)), "")
+    #expect(leaves.count >= 15)
+    for leaf in leaves {
+      let line = result.stderr.split(separator: "\n").first { $0.hasPrefix("fr-profile: detail: \(leaf) = ") }
+      #expect(line?.contains(" ← ") == true, "\(machine): no source for \(leaf)")
+    }
+    #expect(!result.stderr.contains("no rule recorded"))
   }
 
   @Test func passwordOptionPointsToPasswordStdin() throws {

@@ -188,8 +188,10 @@ import Testing
     for (name, text) in files { try (text + "\n").write(toFile: directory + "/" + name, atomically: true, encoding: .utf8) }
     let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent()
-    try FileManager.default.createSymbolicLink(atPath: directory + "/Tests", withDestinationPath: repository.appendingPathComponent("Tests").path)
-    try FileManager.default.copyItem(atPath: repository.appendingPathComponent("match-config.json").path, toPath: directory + "/match-config.json")
+    try FileManager.default.createSymbolicLink(
+      atPath: directory + "/Tests", withDestinationPath: repository.appendingPathComponent("Tests").path)
+    try FileManager.default.copyItem(
+      atPath: repository.appendingPathComponent("match-config.json").path, toPath: directory + "/match-config.json")
     return try JSONParser.parse(Array(profile.utf8))
   }
 }

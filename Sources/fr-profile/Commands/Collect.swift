@@ -78,6 +78,9 @@ struct CollectRequest: Equatable {
       let position = location ? try settings.configuredLocation() : nil
       let profile = DeviceProfile.profile(identifier: identifier, metadata: metadata, location: position)
       settings.printDiagnostics(context.diagnostics)
+      if settings.verbose {
+        for line in Provenance.explain(profile, metadata: !noMetadata, location: location) { detail(line) }
+      }
 
       let compactText = JSONWriter.compact(profile)
       if compactText.utf8.count > DeviceProfile.defaultMaximumSize {
