@@ -38,7 +38,7 @@ def tree(fr_profile, journey):
         if command["commandName"] == "journey":
             merged = dict(journey_command)
             merged["commandName"] = "journey"
-            merged["abstract"] = command.get("abstract", merged.get("abstract", ""))
+            merged["subcommands"] = []
             command = merged
         if command["commandName"] != "help":
             subcommands.append(command)
@@ -84,17 +84,19 @@ def roff(text):
     return "\n".join(lines)
 
 
-HEADING = re.compile(r"^([A-Z][A-Z ]+):$")
+HEADING = re.compile(r"^([A-Z][A-Z ]+[A-Z])( \(.*\))?:(?: (.*))?$")
 
 
 def discussion_sections(text):
-    """[(heading or None, [lines])]: blocks that start with "HEADING:" become sections."""
+    """[(heading or None, [lines])]: a line "HEADING:", "HEADING (note):" or "HEADING: text"
+    starts a section (EXIT CODES becomes EXIT STATUS); the note and text are its first lines."""
     sections = [(None, [])]
     for line in (text or "").split("\n"):
         match = HEADING.match(line)
         if match:
             heading = match.group(1)
-            sections.append(("EXIT STATUS" if heading == "EXIT CODES" else heading, []))
+            first = [t for t in (match.group(2) and match.group(2).strip()[1:-1].capitalize() + ".", match.group(3)) if t]
+            sections.append(("EXIT STATUS" if heading == "EXIT CODES" else heading, first))
         else:
             sections[-1][1].append(line)
     return sections
@@ -124,7 +126,7 @@ def body(lines):
 
 def synopsis(name, command):
     parts = [roff(name)]
-    if command.get("subcommands"):
+    if [s for s in command.get("subcommands", []) if s["commandName"] != "help"]:
         parts.append("\\fICOMMAND\\fR [\\fIOPTIONS\\fR]")
     else:
         parts.append("[\\fIOPTIONS\\fR]")
@@ -155,8 +157,12 @@ def option_list(command):
 
 def page(name, section_title, command, date, version, subcommands=None):
     page_name = name.replace(" ", "-")
-    out = ['.TH "%s" 1 "%s" "fr-profile %s" "User Commands"' % (page_name.upper(), date, version)]
-    out.append(".SH NAME\n%s \\- %s" % (roff(page_name), roff(command.get("abstract", ""))))
+    out = ['.TH "%s" 1 "%s" "fr-profile %s" "User Commands"' % (page_name.upper(), date, version), ".nh", ".ad l"]
+    summary = command.get("abstract", "").rstrip(".")
+    first_word = summary.split(" ", 1)[0]
+    if len(first_word) == 1 or not first_word.isupper():  # "A Linux …" → "a Linux …"; "AM …" stays
+        summary = summary[:1].lower() + summary[1:]
+    out.append(".SH NAME\n%s \\- %s" % (roff(page_name), roff(summary)))
     out.append(synopsis(name, command))
     sections = discussion_sections(command.get("discussion", ""))
     out.append(".SH DESCRIPTION\n" + roff(command.get("abstract", "")) + "\n.PP\n" + body(sections[0][1]))
