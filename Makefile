@@ -135,6 +135,7 @@ deb: deps-deb release docs
 	  UNITDIR=/lib/systemd/system ZSHCOMPDIR=/usr/share/zsh/vendor-completions
 	rm $(STATIC)/deb/root/usr/share/doc/fr-profile/README.md
 	install -m 0644 packaging/debian/copyright $(STATIC)/deb/root/usr/share/doc/fr-profile/copyright
+	install -D -m 0644 packaging/lintian/fr-profile $(STATIC)/deb/root/usr/share/lintian/overrides/fr-profile
 	gzip -9n < packaging/debian/changelog > $(STATIC)/deb/root/usr/share/doc/fr-profile/changelog.gz
 	chmod 0644 $(STATIC)/deb/root/usr/share/doc/fr-profile/changelog.gz
 	printf 'Source: fr-profile\n\nPackage: fr-profile\nArchitecture: any\n' > $(STATIC)/deb/debian/control
