@@ -177,6 +177,21 @@ import Testing
     #expect(!result.stderr.contains("no rule recorded"))
   }
 
+  @Test("a reset that cannot read the key does not advise a reset", .enabled(if: canDropPrivileges))
+  func resetAdviceDoesNotLoop() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    chmod(directory, 0o755)
+    let state = directory + "/state"
+    #expect(try run(["identifier", "--state-dir", state]).status == 0)  // root's key, 0700 directory
+    for arguments in [["identifier", "--reset"], ["identifier"], ["collect"]] {
+      let result = try run(arguments + ["--state-dir", state], prefix: asNobody)
+      #expect(result.status == 77, "\(arguments): \(result.stderr)")
+      #expect(!result.stderr.contains("--reset"), "\(arguments) advises a reset that cannot work: \(result.stderr)")
+      #expect(result.stderr.contains("--state-dir"))
+    }
+  }
+
   @Test func passwordOptionPointsToPasswordStdin() throws {
     try expectUsageError(
       ["journey", "--server", "https://am.example.com/am", "--realm", "alpha", "--tree", "Login", "--password", "secret"],

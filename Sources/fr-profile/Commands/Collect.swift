@@ -83,9 +83,7 @@ struct CollectRequest: Equatable {
       }
 
       let compactText = JSONWriter.compact(profile)
-      if compactText.utf8.count > DeviceProfile.defaultMaximumSize {
-        writeStandardError("fr-profile: warning: the profile is \(compactText.utf8.count) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
-      }
+      warnIfOversized(compactText.utf8.count)
       let file = output == "-" ? nil : output  // `-o -` is stdout
       let usePretty = pretty || (!compact && file == nil && standardOutputIsTerminal)
       let text = (usePretty ? JSONWriter.pretty(profile) : compactText) + "\n"
