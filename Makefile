@@ -125,7 +125,7 @@ install-files:
 	for unit in packaging/systemd/*; do sed 's|@BINDIR@|$(BINDIR)|g' $$unit > $(DESTDIR)$(UNITDIR)/$${unit##*/}; \
 	  chmod 0644 $(DESTDIR)$(UNITDIR)/$${unit##*/}; done
 	gzip -9n < CHANGELOG.md > $(DESTDIR)$(DOCDIR)/CHANGELOG.md.gz
-	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)/
 	chmod 0644 $(DESTDIR)$(DOCDIR)/CHANGELOG.md.gz
 
 # The Debian package: Debian's layout, Depends from the binaries (dpkg-shlibdeps), no network.
@@ -133,7 +133,7 @@ deb: deps-deb release docs
 	rm -rf $(STATIC)/deb && mkdir -p $(STATIC)/deb/root/DEBIAN $(STATIC)/deb/debian dist
 	$(MAKE) --no-print-directory install-files DESTDIR=$(CURDIR)/$(STATIC)/deb/root PREFIX=/usr \
 	  UNITDIR=/lib/systemd/system ZSHCOMPDIR=/usr/share/zsh/vendor-completions
-	rm $(STATIC)/deb/root/usr/share/doc/fr-profile/README.md
+	rm $(STATIC)/deb/root/usr/share/doc/fr-profile/README.md $(STATIC)/deb/root/usr/share/doc/fr-profile/LICENSE
 	install -m 0644 packaging/debian/copyright $(STATIC)/deb/root/usr/share/doc/fr-profile/copyright
 	install -D -m 0644 packaging/lintian/fr-profile $(STATIC)/deb/root/usr/share/lintian/overrides/fr-profile
 	gzip -9n < packaging/debian/changelog > $(STATIC)/deb/root/usr/share/doc/fr-profile/changelog.gz
