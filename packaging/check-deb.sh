@@ -70,10 +70,14 @@ journey=$("$root/usr/bin/fr-profile" journey --help 2>&1) || fail "installed 'fr
 pass "dpkg -i into a temporary root; collect and journey run"
 dpkg_root -r fr-profile >> "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -r"; }
 dpkg_root -P fr-profile >> "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
-left=$(cd "$root" && find . -mindepth 1 ! -path './var/lib/dpkg*' ! -path ./var ! -path ./var/lib | sort | tr '\n' ' ')
-[[ $left == "./var/lib/fr-profile ./var/lib/fr-profile/device-key.pem ./var/lib/fr-profile/device-key.pub " ]] ||
-  fail "after dpkg -r and -P, left besides dpkg's database: $left"
-pass "dpkg -r and -P remove everything but the state directory and its key"
+left=$(cd "$root" && find . -mindepth 1 ! -path './var/lib/dpkg*' ! -path ./var ! -path ./var/lib ! -path './var/lib/fr-profile/*' | sort | tr '\n' ' ')
+if [[ $left != "./var/lib/fr-profile " ]]; then
+  fail "after dpkg -r and -P, left besides dpkg's database and the state directory: $left"
+elif [[ ! -f $root/var/lib/fr-profile/device-key.pem ]]; then
+  fail "dpkg -r or -P deleted the device key"
+else
+  pass "dpkg -r and -P remove everything but the state directory and its key ($(ls -A "$root/var/lib/fr-profile" | tr '\n' ' '))"
+fi
 
 # Man pages: every option of every command's --help is in its page.
 man_text() { MANWIDTH=200 man -l "$1" 2>/dev/null | col -b; }
