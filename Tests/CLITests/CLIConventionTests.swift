@@ -54,6 +54,7 @@ import Testing
     let version = try run(["--version"])
     #expect(version.status == 0)
     #expect(version.stdout.contains(" (commit "))
+    #expect(try run(["help", "journey"]).stdout == (try run(["journey", "--help"]).stdout))
     let journeyVersion = try run(["journey", "--version"])
     #expect(journeyVersion.stdout == version.stdout)
   }
