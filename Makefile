@@ -77,7 +77,7 @@ deps-deb-test:
 
 # A throwaway state directory unless STATE_DIR is given: `make run` as root must not create the
 # real device key in /var/lib/fr-profile. The real one: `sudo fr-profile collect` once installed.
-STATE_DIR ?= $(STATIC)/run-state
+STATE_DIR ?= $(CURDIR)/$(STATIC)/run-state
 run: release
 	FR_PROFILE_HOME="$(STATE_DIR)" $(BIN) collect $(ARGS)
 

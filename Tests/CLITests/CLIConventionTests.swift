@@ -193,6 +193,15 @@ import Testing
     }
   }
 
+  @Test("make run collects with a throwaway state directory, never /var/lib/fr-profile")
+  func makeRunUsesAThrowawayStateDirectory() throws {
+    let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().path
+    let result = try run(["-n", "-C", checkout, "run"], executable: "/usr/bin/make")
+    let line = try #require(result.stdout.split(separator: "\n").first { $0.contains("fr-profile collect") })
+    #expect(line.hasPrefix("FR_PROFILE_HOME=\"\(checkout)/.build-static/run-state\" "), "\(line)")
+  }
+
   @Test func passwordOptionPointsToPasswordStdin() throws {
     try expectUsageError(
       ["journey", "--server", "https://am.example.com/am", "--realm", "alpha", "--tree", "Login", "--password", "secret"],
