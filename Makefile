@@ -16,7 +16,7 @@ PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time umockdev
 # Man pages and completions (packaging/gen-docs.py), the .deb and its checks (packaging/check-deb.sh).
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
 PKGS_DEB := $(PKGS_DOCS) dpkg-dev fakeroot
-PKGS_DEB_TEST := $(PKGS_DEB) lintian systemd man-db bash zsh fish
+PKGS_DEB_TEST := $(PKGS_DEB) lintian systemd man-db bash zsh fish util-linux
 
 # What `--version` names: the commit the release binaries are built from ("-dirty" with local
 # changes). Linked in as an object (Sources/CBuildInfo), so a new commit only relinks.

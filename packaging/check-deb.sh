@@ -68,6 +68,17 @@ profile=$(FR_PROFILE_HOME=$root/var/lib/fr-profile "$root/usr/bin/fr-profile" co
 journey=$("$root/usr/bin/fr-profile" journey --help 2>&1) || fail "installed 'fr-profile journey --help'"
 [[ $journey == *--password-stdin* ]] || fail "'fr-profile journey --help' did not run fr-profile-journey"
 pass "dpkg -i into a temporary root; collect and journey run"
+# The service's command within the unit's privilege limits (no capabilities, no new privileges,
+# UMask=0022; systemd itself cannot run here): the key is made 0600, the profile written 0644.
+mkdir -p "$work/run/fr-profile" "$work/state" && chmod 0700 "$work/state"
+if setpriv --no-new-privs --bounding-set=-all --inh-caps=-all --ambient-caps=-all \
+  env FR_PROFILE_HOME="$work/state" bash -c 'umask 022; exec "$0" collect -o "$1"' "$root/usr/bin/fr-profile" \
+  "$work/run/fr-profile/profile.json" && [[ $(stat -c %a "$work/run/fr-profile/profile.json") == 644 ]] &&
+  [[ $(stat -c %a "$work/state/device-key.pem") == 600 ]]; then
+  pass "the unit's collect without capabilities: profile.json 0644, device-key.pem 0600"
+else
+  fail "the unit's collect without capabilities"
+fi
 dpkg_root -r fr-profile >> "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -r"; }
 dpkg_root -P fr-profile >> "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
 left=$(cd "$root" && find . -mindepth 1 ! -path './var/lib/dpkg*' ! -path ./var ! -path ./var/lib ! -path './var/lib/fr-profile/*' | sort | tr '\n' ' ')
