@@ -138,20 +138,25 @@ package final class StateDirectory {
 
   /// `path` as an absolute path: relative paths are resolved against the current directory;
   /// repeated and trailing slashes are dropped (`.` and `..` are kept: they are resolved
-  /// while walking, relative to what was actually opened).
+  /// while walking, relative to what was actually opened). Byte-level: it runs on every
+  /// `collect`, where `String.split` would first load the Unicode tables.
   package static func absolutePath(_ path: String) -> String {
-    var full = path
-    if !path.hasPrefix("/") {
+    var full = Array(path.utf8)
+    if full.first != UInt8(ascii: "/") {
       var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-      let cwd = getcwd(&buffer, buffer.count) != nil
-        ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-      full = cwd + "/" + path
+      var cwd: [UInt8] = []
+      if getcwd(&buffer, buffer.count) != nil { cwd = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) } }
+      full = cwd + [UInt8(ascii: "/")] + full
     }
-    return "/" + components(full).joined(separator: "/")
+    var out: [UInt8] = []
+    out.reserveCapacity(full.count)
+    for byte in full where !(byte == UInt8(ascii: "/") && out.last == UInt8(ascii: "/")) { out.append(byte) }
+    if out.count > 1 && out.last == UInt8(ascii: "/") { out.removeLast() }
+    return out.isEmpty ? "/" : String(decoding: out, as: UTF8.self)
   }
 
   private static func components(_ path: String) -> [String] {
-    path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    Array(path.utf8).split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
   }
 
   private static func readLink(_ directory: Int32, _ name: String) -> String? {
