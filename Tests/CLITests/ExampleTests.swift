@@ -52,7 +52,7 @@ import Testing
     for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
       if line.hasPrefix("```") {
         if let kind = block {
-          for command in joined(lines) where !command.hasPrefix("make ") {
+          for command in joined(lines) where !command.hasPrefix("make ") && !command.hasPrefix("#") {
             examples.append(Example(source: "README.md (block ending at line \(number + 1), \(kind))", command: command))
           }
           block = nil
