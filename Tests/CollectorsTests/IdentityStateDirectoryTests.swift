@@ -129,6 +129,25 @@ import Testing
     }
   }
 
+  @Test("without O_TMPFILE: O_EXCL random names, the same results, nothing left behind")
+  func namedTemporariesWhenUnnamedFilesAreUnavailable() throws {
+    try withTree { root in
+      let state = try StateDirectory.open(root + "/s", create: true)
+      state.allowsUnnamedFiles = false
+      try state.write("f", [1], mode: 0o600, replace: false)
+      #expect(throws: StateDirectoryError.exists(path: root + "/s/f")) { try state.write("f", [2], mode: 0o600, replace: false) }
+      try state.write("f", [3], mode: 0o640, replace: true)
+      #expect(throws: StateDirectoryError.fileInsecureMode(path: root + "/s/f", mode: 0o640)) {
+        try state.read("f", requirement: .secret(maximumSize: 8))
+      }
+      #expect(try state.read("f", requirement: .ownerWritable(maximumSize: 8))?.bytes == [3])
+      var info = stat()
+      stat(root + "/s/f", &info)
+      #expect(info.st_mode & 0o7777 == 0o640)
+      #expect(try state.names() == ["f"])
+    }
+  }
+
   @Test func removesOnlyStaleTemporariesOfItsOwner() throws {
     try withTree { root in
       let state = try StateDirectory.open(root + "/s", create: true)

@@ -31,6 +31,9 @@ package final class StateDirectory {
   package let descriptor: Int32
   /// The uid that must own the directory and the files in it.
   package let owner: uid_t
+  /// Whether `write` may use unnamed `O_TMPFILE` files; false forces the `O_EXCL` random-name
+  /// path that file systems without `O_TMPFILE` (or a system without /proc) take — for tests.
+  package var allowsUnnamedFiles = true
 
   /// Name prefix of temporary files; `removeStaleTemporaries` removes old ones.
   package static let temporaryPrefix = ".tmp-"
@@ -277,7 +280,8 @@ package final class StateDirectory {
   private func makeTemporary(mode: mode_t) throws(StateDirectoryError) -> (Int32, String?) {
     // An unnamed file is named through /proc/self/fd (see `linkUnnamed`): without /proc, or
     // on file systems without O_TMPFILE (EOPNOTSUPP, EISDIR on old kernels), a random name.
-    let unnamed = access("/proc/self/fd", X_OK) == 0 ? openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode) : -2
+    let unnamed =
+      allowsUnnamedFiles && access("/proc/self/fd", X_OK) == 0 ? openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode) : -2
     if unnamed >= 0 {
       fchmod(unnamed, mode)  // the umask must not change it
       return (unnamed, nil)
