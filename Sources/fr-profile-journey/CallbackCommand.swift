@@ -80,18 +80,3 @@ struct CallbackCommand: ParsableCommand {
     }
   }
 }
-
-extension JourneyCommand {
-  /// fr-profile execs this executable for `journey` (arguments as given) and for `keys`,
-  /// `policy` and binding `callback` steps (the subcommand name first).
-  static func main() {
-    let arguments = Array(CommandLine.arguments.dropFirst())
-    switch arguments.first {
-    case "keys": KeysCommand.main(Array(arguments.dropFirst()))
-    case "policy": PolicyCommand.main(Array(arguments.dropFirst()))
-    case "callback": CallbackCommand.main(Array(arguments.dropFirst()))
-    case "identity": IdentityCommand.main(Array(arguments.dropFirst()))
-    default: main(arguments)
-    }
-  }
-}

@@ -46,6 +46,10 @@ struct IdentityCommand: ParsableCommand {
   )
   var moveToTPM = false
 
+  /// Used by `fr-profile identifier`: check the key in the TPM, print nothing on success.
+  @Flag(name: .customLong("check-only"), help: .hidden)
+  var checkOnly = false
+
   func run() throws {
     try reportingFailures {
       let settings = options.settings
@@ -85,6 +89,10 @@ struct IdentityCommand: ParsableCommand {
         } catch {
           throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
         }
+      }
+      if checkOnly {
+        if settings.verbose { detail("key store: tpm (\(tcti)), \(store.tpmKeyPath)") }
+        return
       }
       let identifier = try settings.identifier(system)
       if settings.verbose {

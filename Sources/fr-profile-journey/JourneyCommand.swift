@@ -82,8 +82,28 @@ struct JourneyCommand: ParsableCommand {
             --tree Login --cacert /etc/ssl/private-ca.pem --choice 0 \\
             --latitude 52.52 --longitude 13.405
       """,
-    version: frProfileVersion
+    version: versionText
   )
+
+  /// fr-profile execs this executable for `journey` (arguments as given) and for `keys`,
+  /// `policy`, `identity` and binding `callback` steps (the subcommand name first).
+  /// One-line usage errors (ProfileCLI's `CommandMain`), as for `fr-profile`.
+  static func main() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    switch arguments.first {
+    case "keys": return KeysCommand.main(Array(arguments.dropFirst()))
+    case "policy": return PolicyCommand.main(Array(arguments.dropFirst()))
+    case "callback": return CallbackCommand.main(Array(arguments.dropFirst()))
+    case "identity": return IdentityCommand.main(Array(arguments.dropFirst()))
+    default: break
+    }
+    CommandMain.run(
+      JourneyCommand.self, arguments, name: "fr-profile journey",
+      hints: [
+        "--password":
+          "--password is not an option: a password in the arguments is visible to every user (ps, /proc). Pipe it with --password-stdin, or leave it out to be asked on the terminal"
+      ])
+  }
 
   @OptionGroup var options: ProfileOptions
   @OptionGroup(title: "Device binding") var binding: BindingOptions

@@ -1,6 +1,13 @@
 import ArgumentParser
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 import ProfileCLI
 import Collectors
+import ProfileJSON
 
 extension FRProfile {
   struct Identifier: ParsableCommand {
@@ -12,14 +19,22 @@ extension FRProfile {
         <state-dir>/device-key.pem (mode 0600). This command also checks that the cached public \
         key belongs to the private key. The private key is never printed.
 
+        With --json prints {"identifier": …} (and "publicKey" with --public-key).
+
         EXAMPLES:
           fr-profile identifier
-          fr-profile identifier --public-key > device.pub
+          fr-profile identifier --json --pretty
+          fr-profile identifier --public-key -o device.pub
           fr-profile identifier --reset
         """
     )
 
-    @OptionGroup var options: ProfileOptions
+    @OptionGroup var options: IdentityOptions
+
+    @OptionGroup(title: "Output Options") var format: OutputOptions
+
+    @Flag(help: "Print JSON: {\"identifier\": …}, with --public-key also \"publicKey\".")
+    var json = false
 
     @Flag(help: "Make a new key pair (the old key is kept as device-key.pem.<time>.bak) and print the new identifier.")
     var reset = false
@@ -38,6 +53,7 @@ extension FRProfile {
     func validate() throws {
       if reset && publicKey { throw ValidationError("--reset and --public-key exclude each other.") }
       if moveToTPM && (reset || publicKey) { throw ValidationError("--move-to-tpm excludes --reset and --public-key.") }
+      if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
     }
 
     func run() throws {
@@ -47,8 +63,11 @@ extension FRProfile {
         // The TPM is used by fr-profile-journey only: this binary never loads libtss2.
         let inTPM: Bool
         do throws(IdentityError) { inTPM = try store.tpmKeyBlob() != nil } catch { throw Failure(error) }
-        if moveToTPM || (inTPM && !reset && !publicKey) {
-          JourneyExecutable.exec(["identity"] + Array(CommandLine.arguments.dropFirst(2)))
+        if moveToTPM { JourneyExecutable.exec(["identity"] + Array(CommandLine.arguments.dropFirst(2))) }
+        if inTPM && !reset && !publicKey {
+          Self.checkInTPM(directory: store.directory, tcti: tcti, verbose: options.settings.verbose)
+        } else if options.settings.verbose {
+          detail(inTPM ? "key store: tpm, \(store.tpmKeyPath)" : "key store: file, \(store.privateKeyPath)")
         }
         var pem: String?
         do throws(IdentityError) {
@@ -63,13 +82,38 @@ extension FRProfile {
         } catch {
           throw Failure(error)
         }
-        if let pem {
-          try printOutput(pem + "\n")
-          return
+        if json {
+          var object: JSONObject = ["identifier": .string(try options.settings.identifier(system))]
+          if let pem { object["publicKey"] = .string(pem) }
+          try format.emit(.object(object))
+        } else if let pem {
+          try format.emit(text: pem + "\n")
+        } else {
+          try format.emit(text: try options.settings.identifier(system) + "\n")
         }
-        if options.settings.verbose { detail("key store: file, \(store.privateKeyPath)") }
-        try printOutput(try options.settings.identifier(system) + "\n")
       }
+    }
+
+    /// The full check of an identity key in the TPM: `fr-profile-journey identity --check-only`
+    /// (the executable that links libtss2) proves the key loads in this TPM. Its errors are
+    /// printed by it; a failure exits here with its exit code (80, 81, …).
+    static func checkInTPM(directory: String, tcti: String?, verbose: Bool) {
+      var arguments = [JourneyExecutable.path, "identity", "--check-only", "--state-dir", directory]
+      if let tcti { arguments += ["--tcti", tcti] }
+      if verbose { arguments.append("--verbose") }
+      let argv = arguments.map { strdup($0) } + [nil]
+      defer { for pointer in argv { free(pointer) } }
+      var child: pid_t = 0
+      let spawned = posix_spawn(&child, arguments[0], nil, nil, argv, environ)
+      guard spawned == 0 else {
+        writeStandardError("fr-profile: error: cannot run \(arguments[0]): \(String(cString: strerror(spawned))); install fr-profile-journey next to fr-profile.\n")
+        Glibc.exit(69)
+      }
+      var status: Int32 = 0
+      while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+      let signalled = status & 0x7F != 0
+      let code = (status >> 8) & 0xFF
+      if signalled || code != 0 { Glibc.exit(signalled ? 70 : code) }
     }
   }
 }
