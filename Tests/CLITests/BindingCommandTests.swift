@@ -16,9 +16,11 @@ import Testing
     var pamDirectory: String { directory + "/pam.d" }
     var arguments: [String] { ["--state-dir", state, "--root", root, "--pam-confdir", pamDirectory] }
 
+    /// A 0600 file holding `pin` (named by a hash, so no output can show the PIN by its path).
     func pinFile(_ pin: String) throws -> String {
-      let path = directory + "/pin-\(pin)"
+      let path = directory + "/pin-\(pin.utf8.reduce(7) { ($0 &* 31 &+ Int($1)) & 0xFFFF })"
       try (pin + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+      chmod(path, 0o600)
       return path
     }
 
@@ -304,6 +306,17 @@ import Testing
         try bindPIN(server, device, lock: "none")
         for _ in 0..<3 { #expect(try sign(server, device, pin: "000000").status == 1) }
         #expect(try sign(server, device, pin: "271828").status == 0)
+      }
+    }
+  }
+
+  @Test func aPINFileOthersCanReadGetsAWarning() throws {
+    try withDevice { device in
+      try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
+        let pin = try device.pinFile("271828")
+        chmod(pin, 0o644)
+        let result = try journey(server, device, tree: "Bind", ["--pin-file", pin])
+        #expect(result.status == 0 && result.stderr.contains("readable by others"))
       }
     }
   }
