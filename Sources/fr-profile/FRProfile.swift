@@ -24,16 +24,23 @@ struct FRProfile: ParsableCommand {
             directory on the way to it that others can write)
         78  configuration error (no state directory could be determined)
 
+      OUTPUT: every command prints its result on stdout; -o FILE writes it to FILE \
+      atomically instead ('-o -' is stdout). JSON is compact when piped or written to a \
+      file and indented on a terminal; --pretty and --compact choose. Commands whose result \
+      is text (identifier, tamper, match) print JSON with --json. Notes, warnings and errors \
+      go to stderr, one line each.
+
       EXAMPLES:
         fr-profile collect --pretty
-        fr-profile identifier
+        fr-profile identifier --json
         fr-profile tamper
         fr-profile match stored.json incoming.json
-        fr-profile callback step.json
-        fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
+        fr-profile callback step.json -o answer.json
+        fr-profile journey --server https://am.example.com/am --realm alpha \\
+            --tree DeviceProfiling --user demo
         fr-profile keys list
       """,
-    version: frProfileVersion,
+    version: versionText,
     subcommands: [
       Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyLauncher.self, KeysLauncher.self,
       PolicyLauncher.self,
@@ -43,6 +50,8 @@ struct FRProfile: ParsableCommand {
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.first == "journey" { JourneyExecutable.exec(Array(arguments.dropFirst())) }
+    // `help journey` is the journey client's own help (its options live in that executable).
+    if arguments.first == "help", arguments.dropFirst().first == "journey" { JourneyExecutable.exec(["--help"]) }
     if arguments.first == "keys" || arguments.first == "policy" { JourneyExecutable.exec(arguments) }
     if let request = FastCollect.parse(arguments) {
       do {
@@ -52,6 +61,6 @@ struct FRProfile: ParsableCommand {
       }
       return
     }
-    main(arguments)
+    CommandMain.run(FRProfile.self, arguments)
   }
 }
