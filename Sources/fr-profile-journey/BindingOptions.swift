@@ -191,6 +191,12 @@ struct FilePINSource: PINSource {
   var path: String
 
   func read() throws(BindingFailure) -> String {
+    var info = stat()
+    if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
+      writeStandardError(
+        "fr-profile: warning: the --pin-file \(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); run 'chmod 600 \(path)'.\n"
+      )
+    }
     let bytes: [UInt8]
     do { bytes = try readInput(path, limit: 4096) } catch {
       throw BindingFailure(.abort, "cannot read the --pin-file \(path)")

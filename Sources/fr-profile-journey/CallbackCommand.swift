@@ -29,6 +29,8 @@ struct CallbackCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"))
   var file: String = "-"
 
+  @OptionGroup(title: "Output Options") var format: OutputOptions
+
   /// The step's bytes, already read by fr-profile, on this inherited descriptor.
   @Option(name: .customLong("step-fd"), help: .hidden)
   var stepDescriptor: Int32?
@@ -76,7 +78,24 @@ struct CallbackCommand: ParsableCommand {
         throw TPMExit.failure(error)
       }
       settings.printDiagnostics(diagnostics)
-      try printOutput(step.text + "\n")
+      try format.emit(.object(step.body))
+    }
+  }
+}
+
+/// The binding commands of this executable: fr-profile execs it for `keys`, `policy`,
+/// `identity` (a TPM identity key) and binding `callback` steps with the subcommand name first (`journey` passes its arguments as
+/// given, so a journey never starts with these words).
+enum BindingCommands {
+  /// Runs the command `arguments` name and does not return; returns for anything else.
+  static func runIfNamed(_ arguments: [String]) {
+    let rest = Array(arguments.dropFirst())
+    switch arguments.first {
+    case "keys": CommandMain.run(KeysCommand.self, rest, name: "fr-profile keys")
+    case "policy": CommandMain.run(PolicyCommand.self, rest, name: "fr-profile policy")
+    case "callback": CommandMain.run(CallbackCommand.self, rest, name: "fr-profile callback")
+    case "identity": CommandMain.run(IdentityCommand.self, rest, name: "fr-profile identifier")
+    default: return
     }
   }
 }

@@ -85,20 +85,11 @@ struct JourneyCommand: ParsableCommand {
     version: versionText
   )
 
-  /// fr-profile execs this executable for `journey` (arguments as given) and for `keys`,
-  /// `policy`, `identity` and binding `callback` steps (the subcommand name first).
   /// One-line usage errors (ProfileCLI's `CommandMain`), as for `fr-profile`.
   static func main() {
-    let arguments = Array(CommandLine.arguments.dropFirst())
-    switch arguments.first {
-    case "keys": return KeysCommand.main(Array(arguments.dropFirst()))
-    case "policy": return PolicyCommand.main(Array(arguments.dropFirst()))
-    case "callback": return CallbackCommand.main(Array(arguments.dropFirst()))
-    case "identity": return IdentityCommand.main(Array(arguments.dropFirst()))
-    default: break
-    }
+    BindingCommands.runIfNamed(Array(CommandLine.arguments.dropFirst()))
     CommandMain.run(
-      JourneyCommand.self, arguments, name: "fr-profile journey",
+      JourneyCommand.self, Array(CommandLine.arguments.dropFirst()), name: "fr-profile journey",
       hints: [
         "--password":
           "--password is not an option: a password in the arguments is visible to every user (ps, /proc). Pipe it with --password-stdin, or leave it out to be asked on the terminal"

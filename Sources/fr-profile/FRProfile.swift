@@ -50,9 +50,9 @@ struct FRProfile: ParsableCommand {
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.first == "journey" { JourneyExecutable.exec(Array(arguments.dropFirst())) }
-    if arguments.first == "keys" || arguments.first == "policy" { JourneyExecutable.exec(arguments) }
     // `help journey` is the journey client's own help (its options live in that executable).
     if arguments.first == "help", arguments.dropFirst().first == "journey" { JourneyExecutable.exec(["--help"]) }
+    if arguments.first == "keys" || arguments.first == "policy" { JourneyExecutable.exec(arguments) }
     if let request = FastCollect.parse(arguments) {
       do {
         try request.perform()

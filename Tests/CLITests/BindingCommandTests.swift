@@ -16,9 +16,11 @@ import Testing
     var pamDirectory: String { directory + "/pam.d" }
     var arguments: [String] { ["--state-dir", state, "--root", root, "--pam-confdir", pamDirectory] }
 
+    /// A 0600 file holding `pin` (named by a hash, so no output can show the PIN by its path).
     func pinFile(_ pin: String) throws -> String {
-      let path = directory + "/pin-\(pin)"
+      let path = directory + "/pin-\(pin.utf8.reduce(7) { ($0 &* 31 &+ Int($1)) & 0xFFFF })"
       try (pin + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+      chmod(path, 0o600)
       return path
     }
 
@@ -308,6 +310,17 @@ import Testing
     }
   }
 
+  @Test func aPINFileOthersCanReadGetsAWarning() throws {
+    try withDevice { device in
+      try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
+        let pin = try device.pinFile("271828")
+        chmod(pin, 0o644)
+        let result = try journey(server, device, tree: "Bind", ["--pin-file", pin])
+        #expect(result.status == 0 && result.stderr.contains("readable by others"))
+      }
+    }
+  }
+
   @Test func aPINAgainstThePINPolicyIsNotBound() throws {
     try withDevice { device in
       try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, tree in
@@ -459,6 +472,37 @@ import Testing
         #expect(try run(["keys", "delete", kid, "--state-dir", device.state]).status == 0)
         #expect(try keyList(device).isEmpty)
         #expect(try run(["keys", "delete", kid, "--state-dir", device.state]).status == 1)
+      }
+    }
+  }
+
+  @Test func keysDeleteWithServerDeletesAMsRecordFirst() throws {
+    try withDevice { device in
+      try withServer { server, tree in
+        #expect(try journey(server, device, tree: "Bind").status == 0)
+        let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
+        let delete = ["keys", "delete", kid, "--state-dir", device.state, "--server", server.url, "--realm", "alpha", "--token-stdin"]
+        // A token AM does not accept: refused, the local key is kept.
+        let refused = try run(delete, stdin: "not-a-session\n")
+        #expect(refused.status == 1 && refused.stderr.contains("HTTP 401") && refused.stderr.contains("kept"))
+        #expect(try keyList(device).count == 1 && tree.boundDevices("demo").count == 1)
+        let deleted = try run(delete, stdin: tree.token + "\n")
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        #expect(!deleted.stderr.contains(tree.token))
+        #expect(try tree.boundDevices("demo").isEmpty && keyList(device).isEmpty)
+        #expect(tree.outcomes.last == "delete: \(kid)")
+        let request = try #require(server.requests.last)
+        #expect(request.method == "DELETE" && request.headers["accept-api-version"] == "resource=1.0")
+        #expect(request.target.contains("/users/id%3Ddemo%2Cou%3Duser%2Co%3Dalpha%2Cou%3Dservices%2Cou%3Dam-config/devices/2fa/binding/"))
+        // --force deletes locally when AM refuses.
+        #expect(try journey(server, device, tree: "Bind").status == 0)
+        let second = try #require(try keyList(device).first?["kid"]?.stringValue)
+        let forced = try run(
+          ["keys", "delete", second, "--state-dir", device.state, "--server", server.url, "--realm", "alpha", "--token-stdin", "--force"],
+          stdin: "not-a-session\n")
+        #expect(forced.status == 1 && forced.stderr.contains("anyway"))
+        #expect(try keyList(device).isEmpty && tree.boundDevices("demo").count == 1)
+        #expect(try run(["keys", "delete", second, "--state-dir", device.state, "--server", server.url]).status == 64)
       }
     }
   }
