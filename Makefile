@@ -11,14 +11,15 @@ ARGS ?=
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl
-PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time umockdev
+PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch python3 time umockdev
 
 # The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,
 # no PIE, static libgcc and libstdc++ (via a linker script on the -L path); libc, libm and
-# libudev stay dynamic.
+# libudev stay dynamic. --no-export-dynamic: nothing loads symbols from the executable, and
+# the Swift runtime's start-up dladdr() otherwise scans ~100k exported symbols (README "Benchmark").
 RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib \
   -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
-  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx
+  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker --no-export-dynamic
 
 .PHONY: run test build release install bench deps-build deps-test deps-bench clean
 
@@ -62,8 +63,9 @@ install: release
 	install -m 0755 $(STATIC)/release/fr-profile-journey $(DESTDIR)$(PREFIX)/bin/fr-profile-journey
 	install -m 0644 match-config.json $(DESTDIR)$(PREFIX)/share/fr-profile/match-config.json
 
+# FASTFETCH=/path/to/fastfetch adds fastfetch to the collect benchmark (Debian 12 has no package).
 bench: deps-bench release
-	python3 bench/collect_bench.py --binary $(BIN)
+	python3 bench/collect_bench.py --binary $(BIN) --peers $(if $(FASTFETCH),--fastfetch $(FASTFETCH))
 	bench/udev-bench.sh $(BIN)
 	FR_PROFILE=$(BIN) bench/match-bench.sh
 

@@ -7,7 +7,7 @@ import Musl
 /// Reads from `fd` until end of file or `limit` bytes, retrying interrupted reads. Returns nil
 /// on a read error, with `errno` left as the failing `read` set it. The one read loop of the
 /// package: SystemSource, the key store and the commands' input files all use it.
-public func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
+package func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
   var result: [UInt8] = []
   var chunk = 4096
   while result.count < limit {

@@ -50,9 +50,16 @@ public struct SystemSource: Sendable {
   /// The shape of sysfs attributes and /etc/hostname.
   public func readLine(_ absolute: String) -> String? {
     guard let bytes = readBytes(absolute, limit: 4096) else { return nil }
-    let line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-    let text = trimmed(String(decoding: line, as: UTF8.self))
-    return text.isEmpty ? nil : text
+    return bytes.withUnsafeBufferPointer { bytes in
+      let line = trimRange(bytes, 0..<(firstIndex(of: 0x0A, in: bytes, 0..<bytes.count) ?? bytes.count))
+      return line.isEmpty ? nil : decode(bytes, line)
+    }
+  }
+
+  /// Whether anything exists at the path (following links), by one `stat`.
+  public func exists(_ absolute: String) -> Bool {
+    var info = stat()
+    return stat(path(absolute), &info) == 0
   }
 
   /// The target of a symbolic link, or nil if it is not one.
@@ -97,6 +104,21 @@ public struct SystemSource: Sendable {
     return FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))
   }
 
+  /// The status of those `names` that exist in `directory`, following links, in the order
+  /// given: the directory is opened once and each name is an `fstatat` relative to it, so a
+  /// probe for a missing name costs one lookup in one directory, not a whole path walk.
+  public func statuses(in directory: String, names: [String]) -> [(name: String, status: FileStatus)] {
+    let fd = open(path(directory), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return [] }
+    defer { close(fd) }
+    var found: [(name: String, status: FileStatus)] = []
+    var info = stat()
+    for name in names where fstatat(fd, name, &info, 0) == 0 {
+      found.append((name, FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))))
+    }
+    return found
+  }
+
   /// Total bytes of the file system holding `absolute` (statvfs `f_blocks × f_frsize`).
   public func fileSystemSize(_ absolute: String) -> UInt64? {
     var info = statvfs()
@@ -113,14 +135,18 @@ public struct SystemSource: Sendable {
   }
 }
 
-/// This process's environment as a dictionary.
-public func processEnvironment() -> [String: String] {
+/// This process's environment as a dictionary. Scans `environ` as bytes: values such as
+/// LS_COLORS run to kilobytes, and this runs at every collect.
+package func processEnvironment() -> [String: String] {
   var result: [String: String] = [:]
   var cursor = environ
   while let entry = cursor.pointee {
-    let text = String(cString: entry)
-    if let equals = text.firstIndex(of: "=") {
-      result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+    let length = strlen(entry)
+    entry.withMemoryRebound(to: UInt8.self, capacity: length) { start in
+      let bytes = UnsafeBufferPointer(start: start, count: length)
+      if let equals = firstIndex(of: UInt8(ascii: "="), in: bytes, 0..<length) {
+        result[decode(bytes, 0..<equals)] = decode(bytes, (equals + 1)..<length)
+      }
     }
     cursor += 1
   }
@@ -128,8 +154,7 @@ public func processEnvironment() -> [String: String] {
 }
 
 /// Removes ASCII white space (space, tab, CR, LF, NUL) at both ends.
-@inlinable
-public func trimmed(_ text: some StringProtocol) -> String {
+package func trimmed(_ text: some StringProtocol) -> String {
   let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\0" }
   guard let first = text.firstIndex(where: { !isSpace($0) }) else { return "" }
   let last = text.lastIndex(where: { !isSpace($0) })!
