@@ -21,7 +21,7 @@ public struct BrowserCollector: DeviceCollector {
     userAgent(osRelease: SharedFacts(system: system).osRelease, system)
   }
 
-  static func userAgent(osRelease: [String: String], _ system: SystemSource) -> String {
+  static func userAgent(osRelease: KeyValues, _ system: SystemSource) -> String {
     let osName = meaningful(osRelease["PRETTY_NAME"]) ?? meaningful(osRelease["NAME"]) ?? "Linux"
     var details = osName
     if let machine = system.readLine("/proc/sys/kernel/arch") ?? system.unameMachine() { details += "; " + machine }

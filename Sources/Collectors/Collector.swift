@@ -30,7 +30,13 @@ public struct CollectionContext: Sendable {
     self.system = system
     self.diagnostics = diagnostics
     self.facts = SharedFacts(system: system)
-    self.devices = devices ?? (system.isLive ? LibudevEnumerator() : SysfsEnumerator(system: system))
+    if let devices {
+      self.devices = devices
+    } else if system.isLive {
+      self.devices = LibudevEnumerator()
+    } else {
+      self.devices = SysfsEnumerator(system: system)
+    }
   }
 }
 
@@ -44,7 +50,7 @@ public final class SharedFacts: Sendable {
   private let cache = Mutex(Cache())
 
   private struct Cache {
-    var osRelease: [String: String]?
+    var osRelease: KeyValues?
     var cpuInfo: CPUInfo??
     var virtualization: Virtualization?
     var machineIdentity: MachineIdentity?
@@ -75,9 +81,9 @@ public final class SharedFacts: Sendable {
   }
 
   /// os-release, from /etc or its fallback location /usr/lib (os-release(5)); empty when neither exists.
-  public var osRelease: [String: String] {
+  package var osRelease: KeyValues {
     cached(\.osRelease) {
-      (system.readBytes("/etc/os-release") ?? system.readBytes("/usr/lib/os-release")).map(parseKeyValueFile) ?? [:]
+      (system.readBytes("/etc/os-release") ?? system.readBytes("/usr/lib/os-release")).map(parseKeyValueFile) ?? KeyValues()
     }
   }
 

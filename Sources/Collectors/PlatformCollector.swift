@@ -13,7 +13,7 @@ public struct PlatformCollector: DeviceCollector {
   public func collect(_ context: CollectionContext) -> JSON? {
     let system = context.system
     let osRelease = context.facts.osRelease
-    let machineInfo = system.readBytes("/etc/machine-info").map(parseKeyValueFile) ?? [:]
+    let machineInfo = system.readBytes("/etc/machine-info").map(parseKeyValueFile) ?? KeyValues()
     let identity = context.facts.machineIdentity
     var section = SectionBuilder()
     // "platform" ← always "Linux" (Android sends "Android", iOS "iOS")
@@ -40,7 +40,7 @@ public struct PlatformCollector: DeviceCollector {
 
 // MARK: - device (chassis)
 
-func chassis(_ context: CollectionContext, machineInfo: [String: String]) -> String? {
+func chassis(_ context: CollectionContext, machineInfo: KeyValues) -> String? {
   if let configured = meaningful(machineInfo["CHASSIS"]) { return configured }
   switch context.facts.virtualization {
   case .container: return "container"
@@ -139,7 +139,7 @@ package func deviceTreeVendor(_ compatible: String) -> String? {
 /// through to the system setting instead of hiding it: a login shell and a service then agree.
 func locale(_ system: SystemSource) -> String? {
   for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
-    if let value = system.environment[variable], !value.isEmpty, let locale = normalizeLocale(value) { return locale }
+    if let value = system.variable(variable), !value.isEmpty, let locale = normalizeLocale(value) { return locale }
   }
   for file in ["/etc/locale.conf", "/etc/default/locale"] {
     guard let settings = system.readBytes(file).map(parseKeyValueFile) else { continue }
@@ -160,7 +160,7 @@ package func normalizeLocale(_ value: String) -> String? {
 }
 
 func timeZone(_ system: SystemSource) -> String? {
-  if let tz = system.environment["TZ"], !tz.isEmpty, let zone = ianaZone(fromTZ: tz) { return zone }
+  if let tz = system.variable("TZ"), !tz.isEmpty, let zone = ianaZone(fromTZ: tz) { return zone }
   if let target = system.readLink("/etc/localtime"), let zone = ianaZone(fromPath: target) { return zone }
   return system.readLine("/etc/timezone").flatMap(validZoneName)
 }

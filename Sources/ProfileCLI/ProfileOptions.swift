@@ -49,9 +49,9 @@ package struct ProfileOptions: ParsableArguments {
   }
 }
 
-/// This process's environment, read once: the system source, the key store and the location
-/// all look at it, and building the dictionary is a measurable part of a collect.
-private let environment = processEnvironment()
+/// This process's environment, looked up one variable at a time (`getenv`): building a
+/// dictionary of it is a measurable part of a collect (README "Benchmark").
+private let environment = SystemSource(root: "/")
 
 /// What `ProfileOptions` holds, without ArgumentParser: how to find the system, the identity
 /// and the location.
@@ -86,7 +86,7 @@ package struct ProfileSettings: Equatable {
 
   /// The system source for the chosen root; a missing root directory is an error.
   package func systemSource() throws -> SystemSource {
-    let system = SystemSource(root: root, environment: environment)
+    let system = SystemSource(root: root)
     if !system.isLive {
       guard SystemSource(root: "/", environment: [:]).status(root, followLinks: true)?.isDirectory == true else {
         throw Failure(code: 66, "--root \(root) is not a directory.")
@@ -96,7 +96,7 @@ package struct ProfileSettings: Equatable {
   }
 
   package func keyStore() throws -> DeviceKeyStore {
-    let directory = stateDirectory ?? DeviceKeyStore.defaultDirectory(environment: environment)
+    let directory = stateDirectory ?? DeviceKeyStore.defaultDirectory(variable: environment.variable)
     guard let directory else { throw Failure(IdentityError.noStateDirectory) }
     return DeviceKeyStore(directory: directory)
   }
@@ -133,7 +133,7 @@ package struct ProfileSettings: Equatable {
     if let latitude, let longitude {
       return (try Location(latitude: latitude, longitude: longitude, source: "--latitude/--longitude"), "flags")
     }
-    if let value = environment["FR_PROFILE_LOCATION"], !trimmed(value).isEmpty {
+    if let value = environment.variable("FR_PROFILE_LOCATION"), !trimmed(value).isEmpty {
       return (try Location.parse(value, source: "FR_PROFILE_LOCATION"), "FR_PROFILE_LOCATION")
     }
     guard let file = locationFile ?? (try? keyStore()).map({ $0.directory + "/location" }) else { return nil }

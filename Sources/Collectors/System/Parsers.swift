@@ -85,6 +85,37 @@ func forEachField(
 
 // MARK: - KEY=value files
 
+/// The settings of a `KEY=value` file, in file order, each key once (a later line wins).
+///
+/// An array searched linearly rather than a `Dictionary`: these files hold a dozen keys, and
+/// the first `Dictionary<String, String>` of a process makes the Swift runtime scan every
+/// protocol conformance record of the binary (~0.1 M instructions and ~1.4 MB of touched
+/// pages at every login; README "Benchmark").
+package struct KeyValues: Sendable, Equatable {
+  package struct Setting: Sendable, Equatable {
+    package var key: String
+    package var value: String
+  }
+  package private(set) var settings: [Setting] = []
+
+  package init() {}
+
+  /// The value of `key`, or nil when the file does not set it.
+  package subscript(key: String) -> String? {
+    get { settings.first(where: { $0.key == key })?.value }
+    set {
+      if let index = settings.firstIndex(where: { $0.key == key }) {
+        if let newValue { settings[index].value = newValue } else { settings.remove(at: index) }
+      } else if let newValue {
+        settings.append(Setting(key: key, value: newValue))
+      }
+    }
+  }
+
+  /// How many keys are set.
+  package var count: Int { settings.count }
+}
+
 /// Parses shell-style `KEY=value` files: os-release, /etc/locale.conf, /etc/default/locale,
 /// /etc/machine-info.
 ///
@@ -95,8 +126,8 @@ func forEachField(
 ///
 /// Values may be double- or single-quoted; `\"`, `\\`, `\$` and `` \` `` escapes are undone in
 /// double quotes (os-release(5)). Lines without `=` and comments are skipped. Later keys win.
-package func parseKeyValueFile(_ bytes: [UInt8]) -> [String: String] {
-  var result: [String: String] = [:]
+package func parseKeyValueFile(_ bytes: [UInt8]) -> KeyValues {
+  var result = KeyValues()
   bytes.withUnsafeBufferPointer { bytes in
     forEachLine(bytes) { rawLine in
       let line = trimRange(bytes, rawLine)
@@ -113,7 +144,7 @@ package func parseKeyValueFile(_ bytes: [UInt8]) -> [String: String] {
   return result
 }
 
-package func parseKeyValueFile(_ text: String) -> [String: String] {
+package func parseKeyValueFile(_ text: String) -> KeyValues {
   parseKeyValueFile(Array(text.utf8))
 }
 

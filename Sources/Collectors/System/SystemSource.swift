@@ -12,17 +12,40 @@ import Musl
 public struct SystemSource: Sendable {
   /// The directory that stands for `/`. "/" on a live machine.
   public var root: String
-  /// The environment the collectors see (`LANG`, `TZ`, `LD_PRELOAD`, …).
-  public var environment: [String: String]
+  /// The given environment, or nil for this process's own, read with `getenv` (see `variable`).
+  private var givenEnvironment: [String: String]?
 
+  /// The environment the collectors see (`LANG`, `TZ`, `LD_PRELOAD`, …). Collectors look
+  /// variables up with `variable(_:)`; reading this property for a source made with
+  /// `init(root:)` copies this process's environment into a dictionary.
+  public var environment: [String: String] {
+    get { givenEnvironment ?? processEnvironment() }
+    set { givenEnvironment = newValue }
+  }
+
+  /// A source that sees `environment` instead of this process's.
   public init(root: String = "/", environment: [String: String]) {
     self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
-    self.environment = environment
+    self.givenEnvironment = environment
+  }
+
+  /// A source that sees this process's environment. Variables are looked up one by one with
+  /// `getenv`: no dictionary of the whole environment is built (at every login, that and the
+  /// runtime's conformance lookup for `Dictionary<String, String>` cost more than the reads).
+  public init(root: String = "/") {
+    self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+    self.givenEnvironment = nil
   }
 
   /// The live machine: root "/" and this process's environment.
   public static func live() -> SystemSource {
-    SystemSource(root: "/", environment: processEnvironment())
+    SystemSource(root: "/")
+  }
+
+  /// The value of an environment variable, or nil when it is not set.
+  public func variable(_ name: String) -> String? {
+    if let givenEnvironment { return givenEnvironment[name] }
+    return getenv(name).map { String(cString: $0) }
   }
 
   /// True when reading the machine this process runs on (not a fixture tree).
@@ -64,10 +87,11 @@ public struct SystemSource: Sendable {
 
   /// The target of a symbolic link, or nil if it is not one.
   public func readLink(_ absolute: String) -> String? {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink(path(absolute), &buffer, buffer.count - 1)
-    guard count > 0 else { return nil }
-    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let target = [UInt8](unsafeUninitializedCapacity: 4096) { buffer, count in
+      let got = buffer.withMemoryRebound(to: CChar.self) { readlink(path(absolute), $0.baseAddress!, $0.count - 1) }
+      count = max(got, 0)
+    }
+    return target.isEmpty ? nil : String(decoding: target, as: UTF8.self)
   }
 
   /// Names in a directory, sorted, without "." and ".."; empty if it cannot be read.
@@ -113,8 +137,18 @@ public struct SystemSource: Sendable {
     defer { close(fd) }
     var found: [(name: String, status: FileStatus)] = []
     var info = stat()
-    for name in names where fstatat(fd, name, &info, 0) == 0 {
-      found.append((name, FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))))
+    for var name in names {
+      let exists = name.withUTF8 { utf8 in
+        // Names are short: copied NUL-terminated onto the stack, no allocation per probe.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: utf8.count + 1) { cName in
+          utf8.withMemoryRebound(to: CChar.self) { _ = cName.initialize(fromContentsOf: $0) }
+          cName[utf8.count] = 0
+          return fstatat(fd, cName.baseAddress!, &info, 0) == 0
+        }
+      }
+      if exists {
+        found.append((name, FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))))
+      }
     }
     return found
   }

@@ -12,7 +12,7 @@ public struct InjectedLibraryDetector: TamperDetector {
 
   public func analyze(_ context: CollectionContext) -> TamperFinding {
     var finding = TamperFinding.clean
-    if let preload = context.system.environment["LD_PRELOAD"], !trimmed(preload).isEmpty {
+    if let preload = context.system.variable("LD_PRELOAD"), !trimmed(preload).isEmpty {
       finding = finding.merged(TamperFinding(score: 0.7, evidence: ["LD_PRELOAD is set: \(trimmed(preload))"]))
     }
     if let text = context.system.readText("/etc/ld.so.preload", limit: 65536) {
