@@ -17,8 +17,9 @@ PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch pyth
 # no PIE, static libgcc and libstdc++ (via a linker script on the -L path); libc, libm and
 # libudev stay dynamic. --no-export-dynamic: nothing loads symbols from the executable, and
 # the Swift runtime's start-up dladdr() otherwise scans ~100k exported symbols. The section
-# ordering file (bench/collect-order.sh) puts the functions collect runs next to each other,
-# which lowers its peak RSS by ~1 MB (README "Benchmark").
+# ordering file (bench/collect-order.sh) makes gold put the functions collect runs next to each
+# other, which lowers its peak RSS (README "Benchmark"); it moves code, never changes it, and
+# bench/release-golden.sh (run by `make bench`) checks the release binary's golden profiles.
 RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib \
   -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
   -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker --no-export-dynamic \
@@ -68,6 +69,7 @@ install: release
 
 # FASTFETCH=/path/to/fastfetch adds fastfetch to the collect benchmark (Debian 12 has no package).
 bench: deps-bench release
+	bench/release-golden.sh $(BIN)
 	python3 bench/collect_bench.py --binary $(BIN) --peers $(if $(FASTFETCH),--fastfetch $(FASTFETCH))
 	bench/udev-bench.sh $(BIN)
 	FR_PROFILE=$(BIN) bench/match-bench.sh

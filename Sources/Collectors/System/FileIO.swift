@@ -33,7 +33,7 @@ package func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
 
 /// Writes all of `bytes` to `fd`, retrying interrupted and short writes. False on an error,
 /// with `errno` left as the failing `write` set it.
-public func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+package func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
   var written = 0
   while written < bytes.count {
     let result = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
