@@ -15,12 +15,13 @@ PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch pyth
 
 # The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,
 # no PIE, static libgcc and libstdc++ (via a linker script on the -L path); libc, libm and
-# libudev stay dynamic. --no-export-dynamic: nothing loads symbols from the executable, and
+# libudev stay dynamic; no $ORIGIN rpath (no library ships beside the binary; with it, ld.so
+# probed four directories for libudev first). --no-export-dynamic: nothing loads symbols from the executable, and
 # the Swift runtime's start-up dladdr() otherwise scans ~100k exported symbols. The section
 # ordering file (bench/collect-order.sh) makes gold put the functions collect runs next to each
 # other, which lowers its peak RSS (README "Benchmark"); it moves code, never changes it, and
 # bench/release-golden.sh (run by `make bench`) checks the release binary's golden profiles.
-RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib \
+RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib --disable-local-rpath \
   -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
   -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker --no-export-dynamic \
   -Xlinker --section-ordering-file=$(CURDIR)/bench/collect-order.txt
