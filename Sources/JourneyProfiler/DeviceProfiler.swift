@@ -36,7 +36,8 @@ public struct DeviceProfiler: Sendable {
   /// The profile a request asks for: identifier and version always, metadata if asked,
   /// location if asked and known (the Android SDK's shape).
   public func profile(for request: DeviceProfileRequest, diagnostics: Diagnostics = Diagnostics()) throws -> JSON {
-    let metadata = request.metadata
+    let metadata =
+      request.metadata
       ? DeviceProfile.metadata(collectors, CollectionContext(system: system, diagnostics: diagnostics)) : nil
     let position = request.location ? try location() : nil
     return DeviceProfile.profile(identifier: try identifier(), metadata: metadata, location: position)
@@ -72,7 +73,8 @@ public struct DeviceProfiler: Sendable {
       if let request = try DeviceProfileRequest(callback) { found.append((callback.index, request)) }
     }
     guard !found.isEmpty else { return [] }
-    let metadata = found.contains { $0.request.metadata }
+    let metadata =
+      found.contains { $0.request.metadata }
       ? DeviceProfile.metadata(collectors, CollectionContext(system: system, diagnostics: diagnostics)) : nil
     let position = found.contains { $0.request.location } ? try location() : nil
     let identifier = try identifier()
@@ -81,9 +83,11 @@ public struct DeviceProfiler: Sendable {
     var inputs: [(callback: Int, value: JSON)] = []
     for (index, request) in found {
       let shape = (request.metadata ? 1 : 0) + (request.location ? 2 : 0)
-      let text = texts[shape] ?? JSONWriter.compact(
-        DeviceProfile.profile(
-          identifier: identifier, metadata: request.metadata ? metadata : nil, location: request.location ? position : nil))
+      let text =
+        texts[shape]
+        ?? JSONWriter.compact(
+          DeviceProfile.profile(
+            identifier: identifier, metadata: request.metadata ? metadata : nil, location: request.location ? position : nil))
       texts[shape] = text
       inputs.append((index, .string(text)))
       results.append(DeviceProfileAnswer(index: index, request: request, size: text.utf8.count))

@@ -32,7 +32,8 @@ extension IdentityError {
     case .stateDirectoryForeignOwner, .stateDirectoryInsecure, .stateDirectoryUnsafe, .keyNotARegularFile,
       .keyForeignOwner, .keyInsecureMode:
       77  // EX_NOPERM
-    case .keyUnreadable(_, let errno): errno == EACCES || errno == EPERM ? 77 : 74  // EX_NOPERM, EX_IOERR
+    case .keyUnreadable(_, let errno), .stateDirectoryUnreadable(_, let errno):
+      errno == EACCES || errno == EPERM ? 77 : 74  // EX_NOPERM, EX_IOERR
     case .keyCorrupt, .keyMismatch: 65  // EX_DATAERR
     case .keyMissing: 66  // EX_NOINPUT
     }
@@ -61,6 +62,8 @@ extension IdentityError {
       }
     case .cannotCreateStateDirectory(let path, let errno):
       return "cannot create the state directory \(path): \(errnoText(errno)). Pass a writable --state-dir or set FR_PROFILE_HOME."
+    case .stateDirectoryUnreadable(let path, let errno):
+      return "cannot open \(path) on the way to the state directory: \(errnoText(errno)). Check its owner and mode, or pass another --state-dir."
     case .cannotWriteKey(let path, let errno):
       return "cannot create the device key in \(path): \(errnoText(errno)). Make the directory writable by you or pass another --state-dir."
     case .keyNotARegularFile(let path):

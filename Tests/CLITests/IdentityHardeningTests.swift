@@ -112,7 +112,8 @@ import Testing
     #expect(collected.status == 0)
     #expect(collected.stdout.contains(mine.trimmingCharacters(in: .newlines)))
     #expect(!collected.stdout.contains(theirs.trimmingCharacters(in: .newlines)))
-    #expect(try FileManager.default.contentsOfFile(state + "/device-key.pub") != FileManager.default.contentsOfFile(other + "/device-key.pub"))
+    #expect(
+      try FileManager.default.contentsOfFile(state + "/device-key.pub") != FileManager.default.contentsOfFile(other + "/device-key.pub"))
   }
 
   @Test func item3ParallelResetsLeaveAMatchingKeyAndCache() throws {
@@ -186,6 +187,9 @@ import Testing
   @Test func item5RelativeStateDirectoryIsResolvedAgainstTheCurrentDirectory() throws {
     let work = normalized(try makeTemporaryDirectory())
     defer { removeTemporaryDirectory(work) }
+    // The old code made these at the file-system root; a regression must not leave them there.
+    let strays = ["/rel", "/home-rel"].filter { !FileManager.default.fileExists(atPath: $0) }
+    defer { for stray in strays { rmdir(stray) } }
     let viaFlag = try run(["collect", "--no-metadata", "-v", "--state-dir", "rel"] + laptop, prefix: ["/usr/bin/env", "-C", work])
     #expect(viaFlag.status == 0, "\(viaFlag.stderr)")
     #expect(FileManager.default.fileExists(atPath: work + "/rel/device-key.pem"))
@@ -202,7 +206,8 @@ import Testing
     defer { removeTemporaryDirectory(state) }
     #expect(try collectIdentifier(state).status == 0)
     let lines = try String(contentsOfFile: state + "/device-key.pem", encoding: .utf8).split(separator: "\n")
-    try (([lines[0]] + lines[2...]).joined(separator: "\n") + "\n").write(toFile: state + "/device-key.pem", atomically: false, encoding: .utf8)
+    try (([lines[0]] + lines[2...]).joined(separator: "\n") + "\n").write(
+      toFile: state + "/device-key.pem", atomically: false, encoding: .utf8)
     let result = try collectIdentifier(state)
     #expect(result.status == 65)
     #expect(result.stdout.isEmpty)
@@ -224,11 +229,15 @@ import Testing
     chmod(shared, 0o1777)
     let victim = top + "/victim"
     try "root's file\n".write(toFile: victim, atomically: false, encoding: .utf8)
-    let last = Int((try? String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8))?
-      .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
-    let plant = "cd \(shared) && i=\(last); while [ $i -lt \(last + 400) ]; do ln -s \(victim) .fr-profile.tmp.$i; i=$((i+1)); done"
-    let planted = try run(["-c", plant], executable: "/bin/sh", prefix: asNobody)
-    #expect(planted.status == 0)
+    // nobody's links for the next pids (made here with symlink + lchown: forking `ln` per link
+    // would use up the very pids being planted). This machine has fs.protected_symlinks=0.
+    let pidText = (try? String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8)) ?? ""
+    let last = Int(pidText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    for pid in last..<(last + 4000) {
+      let link = shared + "/.fr-profile.tmp.\(pid)"
+      symlink(victim, link)
+      lchown(link, 65534, 65534)
+    }
     for _ in 0..<3 {
       let result = try run(arguments + ["--state-dir", top + "/state", "--output", shared + "/profile.json"])
       #expect(result.status == 0, "\(result.stderr)")

@@ -41,7 +41,8 @@ import Testing
   /// No escape character, C1 control or bidi override, and not the password.
   func expectClean(_ result: RunResult) {
     for text in [result.stdout, result.stderr] {
-      #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || (0x80...0x9F).contains($0.value) || $0.value == 0x202E })
+      #expect(
+        !text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || (0x80...0x9F).contains($0.value) || $0.value == 0x202E })
       #expect(!text.contains(Self.password))
     }
   }
@@ -129,7 +130,9 @@ import Testing
 
   @Test func item10JSONOutputStaysValidWithoutRawControlsOrThePassword() throws {
     try withState { state in
-      let first = Self.step([Self.callback("NameCallback", [("prompt", "User Name")]), Self.callback("PasswordCallback", [("prompt", "Password")])])
+      let first = Self.step([
+        Self.callback("NameCallback", [("prompt", "User Name")]), Self.callback("PasswordCallback", [("prompt", "Password")]),
+      ])
       let server = try server { request, index in
         if index == 0 { return (200, first) }
         let success = JSONWriter.compact(["tokenId": "tok", "echo": .string(request.body), "evil": .string(Self.escapes)])
@@ -166,7 +169,9 @@ import Testing
   static func body(profileCallbacks count: Int, message: String = "Collecting") -> String {
     let callback: JSON = [
       "type": "DeviceProfileCallback",
-      "output": [["name": "metadata", "value": true], ["name": "location", "value": false], ["name": "message", "value": .string(message)]],
+      "output": [
+        ["name": "metadata", "value": true], ["name": "location", "value": false], ["name": "message", "value": .string(message)],
+      ],
       "input": [["name": "IDToken1", "value": ""]],
     ]
     return JSONWriter.compact(["authId": "x", "callbacks": .array(Array(repeating: callback, count: count))])

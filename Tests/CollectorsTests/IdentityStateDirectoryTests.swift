@@ -97,15 +97,21 @@ import Testing
       try state.write("secret", Array("abc".utf8), mode: 0o600, replace: false)
       let file = try #require(try state.read("secret", requirement: .secret(maximumSize: 16)))
       #expect(file.bytes == Array("abc".utf8))
-      #expect(throws: StateDirectoryError.tooLarge(path: root + "/s/secret", limit: 2)) { try state.read("secret", requirement: .secret(maximumSize: 2)) }
+      #expect(throws: StateDirectoryError.tooLarge(path: root + "/s/secret", limit: 2)) {
+        try state.read("secret", requirement: .secret(maximumSize: 2))
+      }
       chmod(root + "/s/secret", 0o640)
       #expect(throws: StateDirectoryError.fileInsecureMode(path: root + "/s/secret", mode: 0o640)) {
         try state.read("secret", requirement: .secret(maximumSize: 16))
       }
       mkfifo(root + "/s/fifo", 0o600)
-      #expect(throws: StateDirectoryError.notARegularFile(path: root + "/s/fifo")) { try state.read("fifo", requirement: .secret(maximumSize: 16)) }
+      #expect(throws: StateDirectoryError.notARegularFile(path: root + "/s/fifo")) {
+        try state.read("fifo", requirement: .secret(maximumSize: 16))
+      }
       symlink(root + "/s/secret", root + "/s/link")
-      #expect(throws: StateDirectoryError.notARegularFile(path: root + "/s/link")) { try state.read("link", requirement: .ownerWritable(maximumSize: 16)) }
+      #expect(throws: StateDirectoryError.notARegularFile(path: root + "/s/link")) {
+        try state.read("link", requirement: .ownerWritable(maximumSize: 16))
+      }
       #expect(try state.read("absent", requirement: .secret(maximumSize: 16)) == nil)
     }
   }
@@ -120,6 +126,25 @@ import Testing
       #expect(try state.read("f", requirement: .ownerWritable(maximumSize: 8))?.bytes == [3, 4])
       #expect(try state.identity(of: "f", requirement: .ownerWritable(maximumSize: 8)) == second)
       #expect(try state.names() == ["f"])  // no temporary left behind
+    }
+  }
+
+  @Test("without O_TMPFILE: O_EXCL random names, the same results, nothing left behind")
+  func namedTemporariesWhenUnnamedFilesAreUnavailable() throws {
+    try withTree { root in
+      let state = try StateDirectory.open(root + "/s", create: true)
+      state.allowsUnnamedFiles = false
+      try state.write("f", [1], mode: 0o600, replace: false)
+      #expect(throws: StateDirectoryError.exists(path: root + "/s/f")) { try state.write("f", [2], mode: 0o600, replace: false) }
+      try state.write("f", [3], mode: 0o640, replace: true)
+      #expect(throws: StateDirectoryError.fileInsecureMode(path: root + "/s/f", mode: 0o640)) {
+        try state.read("f", requirement: .secret(maximumSize: 8))
+      }
+      #expect(try state.read("f", requirement: .ownerWritable(maximumSize: 8))?.bytes == [3])
+      var info = stat()
+      stat(root + "/s/f", &info)
+      #expect(info.st_mode & 0o7777 == 0o640)
+      #expect(try state.names() == ["f"])
     }
   }
 
@@ -214,7 +239,8 @@ import Testing
       try FileManager.default.copyItem(atPath: other.publicKeyPath, toPath: store.publicKeyPath)
       #expect(try store.identifier(for: system) == identifier)
       #expect(try store.verify() == false)  // rebuilt already by the run above
-      #expect(try String(contentsOfFile: store.publicKeyPath, encoding: .utf8) != String(contentsOfFile: other.publicKeyPath, encoding: .utf8))
+      #expect(
+        try String(contentsOfFile: store.publicKeyPath, encoding: .utf8) != String(contentsOfFile: other.publicKeyPath, encoding: .utf8))
     }
   }
 
@@ -257,7 +283,8 @@ import Testing
       try FileManager.default.copyItem(atPath: spare.privateKeyPath, toPath: store.privateKeyPath)
       try FileManager.default.copyItem(atPath: spare.publicKeyPath, toPath: store.publicKeyPath + ".next")
       #expect(try store.identifier(for: system) == newIdentifier)
-      #expect(try String(contentsOfFile: store.publicKeyPath, encoding: .utf8) == String(contentsOfFile: spare.publicKeyPath, encoding: .utf8))
+      #expect(
+        try String(contentsOfFile: store.publicKeyPath, encoding: .utf8) == String(contentsOfFile: spare.publicKeyPath, encoding: .utf8))
       #expect(!FileManager.default.fileExists(atPath: store.publicKeyPath + ".next"))
     }
   }

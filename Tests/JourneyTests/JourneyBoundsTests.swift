@@ -6,14 +6,18 @@ import Testing
 /// text made printable.
 @Suite struct JourneyBoundsTests {
   static func step(names count: Int) -> [UInt8] {
-    let callback: JSON = ["type": "NameCallback", "output": [["name": "prompt", "value": "User"]], "input": [["name": "IDToken1", "value": ""]]]
+    let callback: JSON = [
+      "type": "NameCallback", "output": [["name": "prompt", "value": "User"]], "input": [["name": "IDToken1", "value": ""]],
+    ]
     return Array(JSONWriter.compact(["authId": "a", "callbacks": .array(Array(repeating: callback, count: count)), "stage": "s"]).utf8)
   }
 
   @Test func aStepWithTooManyCallbacksStopsTheWalkBeforeAnswering() throws {
     nonisolated(unsafe) var answered = 0
     let walker = JourneyWalker(post: { _, _ in (200, Self.step(names: 300)) }, answer: { _ in answered += 1 })
-    #expect(throws: JourneyError.tooManyCallbacks(count: 300, limit: 256)) { try walker.walk(AuthenticateEndpoint(server: "https://am", realm: "root", tree: "t")) }
+    #expect(throws: JourneyError.tooManyCallbacks(count: 300, limit: 256)) {
+      try walker.walk(AuthenticateEndpoint(server: "https://am", realm: "root", tree: "t"))
+    }
     #expect(answered == 0)
   }
 
@@ -22,7 +26,9 @@ import Testing
     var walker = JourneyWalker(post: { _, _ in (200, Self.step(names: 1)) }, answer: { _ in clock += 2 })
     walker.maximumTime = 5
     walker.now = { clock }
-    #expect(throws: JourneyError.timeLimit(seconds: 5)) { try walker.walk(AuthenticateEndpoint(server: "https://am", realm: "root", tree: "t")) }
+    #expect(throws: JourneyError.timeLimit(seconds: 5)) {
+      try walker.walk(AuthenticateEndpoint(server: "https://am", realm: "root", tree: "t"))
+    }
     #expect(clock == 6)
   }
 
@@ -45,16 +51,18 @@ import Testing
     #expect(step == before)
   }
 
-  @Test("server text loses controls and secrets", arguments: [
-    ("plain text", "plain text"),
-    ("\u{1B}[31mred\u{1B}[0m", "?[31mred?[0m"),
-    ("osc \u{1B}]52;c;eA==\u{07} end", "osc ?]52;c;eA==? end"),
-    ("c1 \u{9B}2J", "c1 ?2J"),
-    ("bidi \u{202E}txt.exe", "bidi ?txt.exe"),
-    ("two\nlines\ttab", "two\nlines\ttab"),
-    ("your password is hunter2!", "your password is [hidden]!"),
-    ("hun\u{07}ter2", "hun?ter2"),
-  ])
+  @Test(
+    "server text loses controls and secrets",
+    arguments: [
+      ("plain text", "plain text"),
+      ("\u{1B}[31mred\u{1B}[0m", "?[31mred?[0m"),
+      ("osc \u{1B}]52;c;eA==\u{07} end", "osc ?]52;c;eA==? end"),
+      ("c1 \u{9B}2J", "c1 ?2J"),
+      ("bidi \u{202E}txt.exe", "bidi ?txt.exe"),
+      ("two\nlines\ttab", "two\nlines\ttab"),
+      ("your password is hunter2!", "your password is [hidden]!"),
+      ("hun\u{07}ter2", "hun?ter2"),
+    ])
   func printable(input: String, expected: String) {
     #expect(ServerText.printable(input, hiding: ["hunter2"]) == expected)
   }

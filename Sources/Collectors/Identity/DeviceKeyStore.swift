@@ -1,9 +1,10 @@
+import Crypto
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
   import Musl
 #endif
-import Crypto
 
 /// The device's key pair on disk, in a `StateDirectory` (opened by descriptor, ancestors
 /// checked; see README "Identity" for the threat model):
@@ -38,8 +39,7 @@ public struct DeviceKeyStore: Sendable {
 
   /// `directory` as given, made absolute against the current directory when relative.
   public init(directory: String) {
-    let absolute = StateDirectory.absolutePath(directory)
-    self.directory = absolute.count > 1 && absolute.hasSuffix("/") ? String(absolute.dropLast()) : absolute
+    self.directory = StateDirectory.absolutePath(directory)
   }
 
   /// The default state directory: `$FR_PROFILE_HOME`; for root `/var/lib/fr-profile`; else
@@ -122,8 +122,15 @@ public struct DeviceKeyStore: Sendable {
   /// The cached identifier when its binding holds, else nil.
   private func cachedIdentifier(_ state: StateDirectory, machineID: [UInt8]?) throws(IdentityError) -> String? {
     guard let keyIdentity = try key(state) else { return nil }
-    guard let publicIdentity = try mapped({ () throws(StateDirectoryError) in try state.identity(of: Self.publicKeyName, requirement: Self.publicKeyRequirement) }) else { return nil }
-    guard let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.identifierName, requirement: Self.identifierRequirement) }) else { return nil }
+    guard
+      let publicIdentity = try mapped({ () throws(StateDirectoryError) in
+        try state.identity(of: Self.publicKeyName, requirement: Self.publicKeyRequirement)
+      })
+    else { return nil }
+    guard
+      let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.identifierName, requirement: Self.identifierRequirement)
+      })
+    else { return nil }
     let binding = Self.binding(machineID: machineID, key: keyIdentity, publicKey: publicIdentity)
     // "<binding>\n<identifier>\n"
     let text = file.bytes
@@ -143,7 +150,9 @@ public struct DeviceKeyStore: Sendable {
 
   private func writeBinding(_ state: StateDirectory, machineID: [UInt8]?, identifier: String) throws(IdentityError) {
     guard let keyIdentity = try key(state),
-      let publicIdentity = try mapped({ () throws(StateDirectoryError) in try state.identity(of: Self.publicKeyName, requirement: Self.publicKeyRequirement) })
+      let publicIdentity = try mapped({ () throws(StateDirectoryError) in
+        try state.identity(of: Self.publicKeyName, requirement: Self.publicKeyRequirement)
+      })
     else { return }
     let text = Self.binding(machineID: machineID, key: keyIdentity, publicKey: publicIdentity) + identifier + "\n"
     _ = try mapped { () throws(StateDirectoryError) in try state.write(Self.identifierName, Array(text.utf8), mode: 0o644, replace: true) }
@@ -171,7 +180,10 @@ public struct DeviceKeyStore: Sendable {
   /// missing or another key's. A failure to write the cache (a read-only directory) is not
   /// fatal: the identifier comes from the private key either way.
   private func derive(_ state: StateDirectory) throws(IdentityError) -> (der: [UInt8], rebuilt: Bool) {
-    guard let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.privateKeyName, requirement: Self.privateKeyRequirement) }) else {
+    guard
+      let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.privateKeyName, requirement: Self.privateKeyRequirement)
+      })
+    else {
       throw .keyUnreadable(path: privateKeyPath, errno: ENOENT)
     }
     let der = try Self.publicKeyDER(privateKeyPEM: file.bytes, path: privateKeyPath)
@@ -319,7 +331,7 @@ public struct DeviceKeyStore: Sendable {
     case .foreignOwner(let path, let owner): .stateDirectoryForeignOwner(path: path, owner: owner)
     case .insecureMode(let path, let mode): .stateDirectoryInsecure(path: path, mode: mode)
     case .cannotCreate(let path, let code): .cannotCreateStateDirectory(path: path, errno: code)
-    case .cannotOpen(let path, let code): .keyUnreadable(path: path, errno: code)
+    case .cannotOpen(let path, let code): .stateDirectoryUnreadable(path: path, errno: code)
     case .notARegularFile(let path): .keyNotARegularFile(path: path)
     case .fileForeignOwner(let path, let owner): .keyForeignOwner(path: path, owner: owner)
     case .fileInsecureMode(let path, let mode): .keyInsecureMode(path: path, mode: mode)
@@ -367,5 +379,6 @@ func utcStamp() -> String {
   var parts = tm()
   gmtime_r(&now, &parts)
   func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-  return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+  return
+    "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
 }

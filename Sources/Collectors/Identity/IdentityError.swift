@@ -18,6 +18,8 @@ public enum IdentityError: Error, CustomStringConvertible, Equatable, Sendable {
   /// other than root and the owner, who could swap the state directory.
   case stateDirectoryUnsafe(path: String, ancestor: String, reason: StateDirectoryError.Unsafe)
   case cannotCreateStateDirectory(path: String, errno: Int32)
+  /// The state directory, or a directory on the way to it (`path`), cannot be opened.
+  case stateDirectoryUnreadable(path: String, errno: Int32)
   case cannotWriteKey(path: String, errno: Int32)
   /// A key file (the private key or its public key cache) is a link, a FIFO, a directory….
   case keyNotARegularFile(path: String)
@@ -43,6 +45,7 @@ public enum IdentityError: Error, CustomStringConvertible, Equatable, Sendable {
       case .rootDirectory: "the state directory \(path) is the root directory"
       }
     case .cannotCreateStateDirectory(let path, let errno): "cannot create the state directory \(path): \(errorText(errno))"
+    case .stateDirectoryUnreadable(let path, let errno): "cannot open \(path): \(errorText(errno))"
     case .cannotWriteKey(let path, let errno): "cannot create the device key in \(path): \(errorText(errno))"
     case .keyNotARegularFile(let path): "the device key file \(path) is not a regular file"
     case .keyForeignOwner(let path, let owner): "the device key file \(path) belongs to uid \(owner)"

@@ -31,6 +31,9 @@ package final class StateDirectory {
   package let descriptor: Int32
   /// The uid that must own the directory and the files in it.
   package let owner: uid_t
+  /// Whether `write` may use unnamed `O_TMPFILE` files; false forces the `O_EXCL` random-name
+  /// path that file systems without `O_TMPFILE` (or a system without /proc) take — for tests.
+  package var allowsUnnamedFiles = true
 
   /// Name prefix of temporary files; `removeStaleTemporaries` removes old ones.
   package static let temporaryPrefix = ".tmp-"
@@ -138,25 +141,25 @@ package final class StateDirectory {
 
   /// `path` as an absolute path: relative paths are resolved against the current directory;
   /// repeated and trailing slashes are dropped (`.` and `..` are kept: they are resolved
-  /// while walking, relative to what was actually opened).
+  /// while walking, relative to what was actually opened). Byte-level: it runs on every
+  /// `collect`, where `String.split` would first load the Unicode tables.
   package static func absolutePath(_ path: String) -> String {
-    var full = path
-    if !path.hasPrefix("/") {
+    var full = Array(path.utf8)
+    if full.first != UInt8(ascii: "/") {
       var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-      let cwd = getcwd(&buffer, buffer.count) != nil
-        ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-      full = cwd + "/" + path
+      var cwd: [UInt8] = []
+      if getcwd(&buffer, buffer.count) != nil { cwd = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) } }
+      full = cwd + [UInt8(ascii: "/")] + full
     }
-    // A loop, not `joined(separator:)`: that generic runs a runtime conformance lookup, which
-    // scans every conformance record of the binary (~0.1 M instructions, ~1 MB of touched
-    // pages) on collect's path (README "Benchmark").
-    var result = ""
-    for component in components(full) { result += "/" + component }
-    return result.isEmpty ? "/" : result
+    var out: [UInt8] = []
+    out.reserveCapacity(full.count)
+    for byte in full where !(byte == UInt8(ascii: "/") && out.last == UInt8(ascii: "/")) { out.append(byte) }
+    if out.count > 1 && out.last == UInt8(ascii: "/") { out.removeLast() }
+    return out.isEmpty ? "/" : String(decoding: out, as: UTF8.self)
   }
 
   private static func components(_ path: String) -> [String] {
-    path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    Array(path.utf8).split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
   }
 
   private static func readLink(_ directory: Int32, _ name: String) -> String? {
@@ -277,7 +280,8 @@ package final class StateDirectory {
   private func makeTemporary(mode: mode_t) throws(StateDirectoryError) -> (Int32, String?) {
     // An unnamed file is named through /proc/self/fd (see `linkUnnamed`): without /proc, or
     // on file systems without O_TMPFILE (EOPNOTSUPP, EISDIR on old kernels), a random name.
-    let unnamed = access("/proc/self/fd", X_OK) == 0 ? openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode) : -2
+    let unnamed =
+      allowsUnnamedFiles && access("/proc/self/fd", X_OK) == 0 ? openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode) : -2
     if unnamed >= 0 {
       fchmod(unnamed, mode)  // the umask must not change it
       return (unnamed, nil)
