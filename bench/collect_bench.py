@@ -7,8 +7,9 @@ Prints, for each command:
     the figure to make decisions with. fr-profile is measured on a `strip --strip-debug` copy
     (valgrind cannot read the static binary's full DWARF); stripping debug info changes no code.
   - wall: medians and 90th percentiles of one interleaved run: every round runs each command once
-    in a freshly shuffled order (posix_spawn + wait4, no shell, output to /dev/null), after the
-    same warm-up rounds for all, so load from elsewhere hits all commands alike. Ratios are to the
+    in a freshly shuffled order (posix_spawn + wait4, no shell, output to /dev/null), after every
+    binary was evicted from the page cache and warmed up the same way, so load from elsewhere
+    hits all commands alike. Ratios are to the
     C floor and to fastfetch of the same run.
   - peak RSS: the largest max-RSS of a few runs under GNU time (`/usr/bin/time -f %M`); a child of
     this Python process would inherit Python's RSS high-water mark across exec.
@@ -46,6 +47,21 @@ def build_floor(out_dir):
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libudev"], capture_output=True, text=True, check=True).stdout.split()
     subprocess.run(["gcc", "-O2", "-o", binary, FLOOR_SOURCE] + flags, check=True)
     return binary
+
+
+def evict(path):
+    """Drops a binary's pages from the page cache, so every command starts from the same state.
+
+    Needed for fair RSS figures, not only wall times: a file freshly written by strip or objcopy
+    sits in the page cache in large folios, and the kernel maps whole folios on a fault, so the
+    same fr-profile binary showed 12.5 MB peak RSS right after `strip` and 5.9 MB once its cache
+    had been dropped and re-read.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def run_once(argv, env):
@@ -125,6 +141,8 @@ def main():
                     print(f"collect_bench: {argv[0]} not installed; skipped", file=sys.stderr)
 
         counts = {name: instructions(measured, env) for name, _, measured in fast}
+        for _, argv, _ in fast:  # evict, then warm up below: the same for every command
+            evict(argv[0])
         times = {name: [] for name, _, _ in fast + slow}
         for _ in range(20):  # warm-up, the same for every command: page cache, dentries
             for _, argv, _ in fast:
