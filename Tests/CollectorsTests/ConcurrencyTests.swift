@@ -54,10 +54,12 @@ import Testing
     let expected = FixtureMachine.laptop.context().facts
     let results = Mutex<[String]>([])
     DispatchQueue.concurrentPerform(iterations: 16) { _ in
-      let line = "\(facts.osRelease["VERSION_ID"] ?? "-") \(facts.cpuInfo?.modelName ?? "-") \(facts.dmi("sys_vendor") ?? "-") \(facts.virtualization)"
+      let line =
+        "\(facts.osRelease["VERSION_ID"] ?? "-") \(facts.cpuInfo?.modelName ?? "-") \(facts.dmi("sys_vendor") ?? "-") \(facts.virtualization)"
       results.withLock { $0.append(line) }
     }
-    let want = "\(expected.osRelease["VERSION_ID"] ?? "-") \(expected.cpuInfo?.modelName ?? "-") \(expected.dmi("sys_vendor") ?? "-") \(expected.virtualization)"
+    let want =
+      "\(expected.osRelease["VERSION_ID"] ?? "-") \(expected.cpuInfo?.modelName ?? "-") \(expected.dmi("sys_vendor") ?? "-") \(expected.virtualization)"
     #expect(results.withLock { $0 } == Array(repeating: want, count: 16))
   }
 
