@@ -14,8 +14,9 @@
  *             /proc/1/cgroup, DMI vendor/product, /sys/hypervisor/type), DMI chassis_type,
  *             /proc/sys/kernel/hostname, DMI identity, locale (environment, /etc/locale.conf,
  *             /etc/default/locale), time zone (TZ, /etc/localtime, /etc/timezone)
- *   tamper    /proc/self/status, LD_PRELOAD, /etc/ld.so.preload, /proc/self/maps, lstat of the
- *             system directories, one readdir per binary directory, /proc/sys/kernel/tainted,
+ *   tamper    /proc/self/status, LD_PRELOAD, /etc/ld.so.preload, /proc/self/maps, stat of the
+ *             system directories, fstatat of 36 interpreter names in each binary directory,
+ *             /proc/sys/kernel/tainted,
  *             the SecureBoot EFI variable
  *   hardware  /proc/cpuinfo (head), statvfs("/"), /proc/meminfo, /sys/devices/system/cpu/present,
  *             drm and video4linux through libudev when /sys/class/<subsystem> exists
@@ -278,20 +279,20 @@ int main(int argc, char **argv) {
   const char *sysdirs[] = {"/", "/bin", "/sbin", "/usr/bin", "/usr/sbin", "/lib", "/usr/lib", "/etc", "/usr/libexec"};
   for (int i = 0; i < 9; i++)
     if (stat(sysdirs[i], &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 002) && !(st.st_mode & 01000)) score = 0.9;
+  /* The names SetuidInterpreterDetector checks, probed with fstatat in each directory once. */
+  static const char *programs[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox",
+                                   "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "lua", "php",
+                                   "tclsh", "env", "awk", "gawk", "find", "vim", "vi", "less", "python3.6",
+                                   "python3.7", "python3.8", "python3.9", "python3.10", "python3.11", "python3.12",
+                                   "python3.13", "python3.14"};
   const char *bindirs[] = {"/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin"};
   for (int i = 0; i < 5; i++) {
     if (readlink(bindirs[i], buf, sizeof buf) > 0) continue; /* /bin → usr/bin: checked already */
-    DIR *dir = opendir(bindirs[i]);
-    if (!dir) continue;
-    struct dirent *ent;
-    while ((ent = readdir(dir))) {
-      const char *n = ent->d_name;
-      if (strcmp(n, "sh") && strcmp(n, "bash") && strcmp(n, "dash") && strncmp(n, "python", 6) && strcmp(n, "perl") &&
-          strcmp(n, "busybox") && strcmp(n, "env") && strcmp(n, "find"))
-        continue;
-      if (fstatat(dirfd(dir), n, &st, 0) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 06000)) score = 1;
-    }
-    closedir(dir);
+    int dir = open(bindirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) continue;
+    for (size_t j = 0; j < sizeof programs / sizeof *programs; j++)
+      if (fstatat(dir, programs[j], &st, 0) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 06000)) score = 1;
+    close(dir);
   }
   if (line("/proc/sys/kernel/tainted", buf, sizeof buf) && strtoull(buf, NULL, 10) & ((1 << 1) | (1 << 3)))
     score = score > 0.7 ? score : 0.7;
