@@ -53,6 +53,9 @@ struct FRProfile: ParsableCommand {
     // `help journey` is the journey client's own help (its options live in that executable).
     if arguments.first == "help", arguments.dropFirst().first == "journey" { JourneyExecutable.exec(["--help"]) }
     if arguments.first == "keys" || arguments.first == "policy" { JourneyExecutable.exec(arguments) }
+    if arguments.first == "help", let topic = arguments.dropFirst().first, topic == "keys" || topic == "policy" {
+      JourneyExecutable.exec([topic, "--help"])
+    }
     if let request = FastCollect.parse(arguments) {
       do {
         try request.perform()
