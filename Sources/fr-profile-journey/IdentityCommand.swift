@@ -4,9 +4,9 @@ import DeviceBinding
 import ProfileCLI
 import TPMKeys
 
-/// `fr-profile identifier --move-to-tpm`, and `fr-profile identifier` when the identity key is
-/// in a TPM: fr-profile execs this (`fr-profile-journey identity …`) so that its own binary
-/// never loads libtss2.
+/// `fr-profile identifier --move-to-tpm`, and `fr-profile identifier [--reset]` when the
+/// identity key is in a TPM: fr-profile execs this (`fr-profile-journey identity …`) so that
+/// its own binary never loads libtss2.
 struct IdentityCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "fr-profile identifier",
@@ -15,9 +15,11 @@ struct IdentityCommand: ParsableCommand {
       --move-to-tpm creates a P-256 key inside the TPM (under its storage key) and makes it \
       the device identity: the identifier CHANGES (AM sees a new device), the file key is \
       kept as device-key.pem.<time>.bak, and only the TPM-wrapped key (device-key.tpm) is \
-      written. Without it, the command proves that the identity key loads in this TPM and \
-      prints the identifier. collect reads the public key from device-key.tpm and never \
-      talks to the TPM.
+      written. --reset of an identity in the TPM makes a new key in the TPM the same way \
+      (the identifier changes; the old blob is kept as device-key.tpm.<time>.bak). Without \
+      them, the command proves that the identity key loads in this TPM and prints the \
+      identifier. collect reads the public key from device-key.tpm and never talks to the \
+      TPM. With no usable TPM nothing changes (exit 80).
 
       EXIT CODES:
         0   the identifier is on stdout
@@ -30,6 +32,7 @@ struct IdentityCommand: ParsableCommand {
 
       EXAMPLES:
         fr-profile identifier --move-to-tpm
+        fr-profile identifier --reset
         fr-profile identifier --verbose --tcti swtpm:host=127.0.0.1,port=2321
       """
   )
@@ -46,9 +49,17 @@ struct IdentityCommand: ParsableCommand {
   )
   var moveToTPM = false
 
+  @Flag(help: "Make a new identity key where the identity is: in the TPM (the old blob is kept as device-key.tpm.<time>.bak), else a file.")
+  var reset = false
+
   /// Used by `fr-profile identifier`: check the key in the TPM, print nothing on success.
   @Flag(name: .customLong("check-only"), help: .hidden)
   var checkOnly = false
+
+  func validate() throws {
+    let given = [("--move-to-tpm", moveToTPM), ("--reset", reset), ("--check-only", checkOnly)].filter(\.1).map(\.0)
+    if given.count > 1 { throw ValidationError("\(given.joined(separator: " and ")) exclude each other.") }
+  }
 
   func run() throws {
     try reportingFailures {
@@ -58,7 +69,22 @@ struct IdentityCommand: ParsableCommand {
       let tcti = TPMConfiguration.tcti(option: tcti, environment: processEnvironment())
       let existing: [UInt8]?
       do throws(IdentityError) { existing = try store.tpmKeyBlob() } catch { throw Failure(error) }
-      if moveToTPM {
+      if reset {
+        // The identity keeps its store. The new key is made before anything changes: with no
+        // usable TPM this fails (80) and the identity stays as it was.
+        var backup: String?
+        if existing != nil {
+          let blob: TPMKeyBlob
+          do throws(TPMError) { blob = try TPMContext(tcti: tcti).createSigningKey() } catch {
+            throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
+          }
+          do throws(IdentityError) { backup = try store.resetTPMKey(blob.bytes) } catch { throw Failure(error) }
+          if settings.verbose { detail("made a new identity key in the TPM at \(tcti)") }
+        } else {
+          do throws(IdentityError) { backup = try store.reset() } catch { throw Failure(error) }
+        }
+        if let backup { note("the previous key is kept as \(backup); AM will see this device as new.") }
+      } else if moveToTPM {
         if existing != nil {
           note("the identity key is already in the TPM (\(store.tpmKeyPath)); nothing changed.")
         } else {

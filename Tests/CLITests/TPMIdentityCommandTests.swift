@@ -38,6 +38,61 @@ import Testing
     #expect(again.status == 0 && again.stdout == moved.stdout && again.stderr.contains("already in the TPM"))
   }
 
+  func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+  @Test func resetOfATPMIdentityMakesANewTPMKeyKeepsTheOldBlobAndAllProcessesAgree() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    let moved = try run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(moved.status == 0, "\(moved.stderr)")
+    let oldBlob = try #require(contents(state + "/device-key.tpm"))
+    let reset = try run(["identifier", "--reset", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(reset.status == 0, "\(reset.stderr)")
+    #expect(reset.stdout != moved.stdout && reset.stderr.contains("AM will see this device as new"), "\(reset.stderr)")
+    // The new key is in the TPM (no file key was made); the old blob is kept as a backup.
+    let names = try FileManager.default.contentsOfDirectory(atPath: state)
+    #expect(!names.contains("device-key.pem"), "\(names)")
+    #expect(contents(state + "/device-key.tpm") != oldBlob)
+    let backups = names.filter { $0.hasPrefix("device-key.tpm.") && $0.hasSuffix(".bak") }
+    #expect(backups.count == 1 && backups.first.flatMap { contents(state + "/" + $0) } == oldBlob, "\(names)")
+    #expect(reset.stderr.contains(backups.first ?? "no backup"))
+    // identifier (which loads the key in the TPM) and collect (which does not) agree on it.
+    let checked = try run(["identifier", "--verbose", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(checked.status == 0 && checked.stdout == reset.stdout, "\(checked.stderr)")
+    #expect(checked.stderr.contains("key store: tpm"))
+    let collected = try run(["collect", "--state-dir", state, "--no-metadata"])
+    #expect(try identifierOf(collect: collected).map { $0 + "\n" } == reset.stdout)
+  }
+
+  @Test func resetOfATPMIdentityWithTheTPMGoneIsExit80AndChangesNothing() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    let moved = try run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(moved.status == 0, "\(moved.stderr)")
+    let names = try FileManager.default.contentsOfDirectory(atPath: state).sorted()
+    let blob = contents(state + "/device-key.tpm")
+    tpm.kill9()
+    let reset = try run(["identifier", "--reset", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(reset.status == 80, "\(reset.stderr)")
+    #expect(reset.stdout.isEmpty && reset.stderr.contains("no usable TPM"), "\(reset.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted() == names)
+    #expect(contents(state + "/device-key.tpm") == blob)
+    let collected = try run(["collect", "--state-dir", state, "--no-metadata"])
+    #expect(try identifierOf(collect: collected).map { $0 + "\n" } == moved.stdout)
+  }
+
   @Test func twentyConcurrentMovesAgreeOnOneTPMKey() throws {
     let tpm = try SWTPM()
     defer {

@@ -136,19 +136,7 @@ public struct DeviceKeyStore: Sendable {
       _ = try state.write(Self.tpmKeyName, blob, mode: 0o600, replace: false)
       var backup: String?
       if try state.identity(of: Self.privateKeyName, requirement: Self.privateKeyRequirement) != nil {
-        let stamp = Self.privateKeyName + "." + utcStamp()
-        var name = stamp + ".bak"
-        var attempt = 1
-        while true {
-          do throws(StateDirectoryError) {
-            try state.link(Self.privateKeyName, to: name)
-            break
-          } catch {
-            guard case .exists = error, attempt < 100 else { throw error }
-            attempt += 1
-            name = stamp + "-\(attempt).bak"
-          }
-        }
+        let name = try Self.backUp(Self.privateKeyName, in: state)
         try state.remove(Self.privateKeyName)
         backup = state.filePath(name)
       }
@@ -156,6 +144,51 @@ public struct DeviceKeyStore: Sendable {
       _ = try? state.write(Self.publicKeyName, Array(key.pemRepresentation.utf8), mode: 0o644, replace: true)
       state.syncDirectory()
       return (true, backup)
+    }
+  }
+
+  /// Replaces the identity key in the TPM with the TPM key in `blob` (made by the caller in the
+  /// TPM, as for `adoptTPMKey`): the reset of an identity that is in a TPM, which stays there.
+  /// Under the lock, the current blob is kept as `device-key.tpm.<UTC time>.bak` (a link: a
+  /// backup is never overwritten), then `blob` replaces it in one rename, so a run killed at
+  /// any point leaves the old key or the new one as the identity, never none. Returns the
+  /// backup's path. Throws `keyUnreadable` (ENOENT) when the identity is not in a TPM.
+  public func resetTPMKey(_ blob: [UInt8]) throws(IdentityError) -> String {
+    guard let point = TPMPublicArea.point(keyFile: blob), let key = try? P256.Signing.PublicKey(rawRepresentation: point) else {
+      throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key")
+    }
+    guard let state = try openDirectory(create: false) else { throw .keyUnreadable(path: tpmKeyPath, errno: ENOENT) }
+    let backup = try creating { () throws(StateDirectoryError) -> String? in
+      let lock = try state.lock()
+      defer { withExtendedLifetime(lock) {} }
+      guard try state.identity(of: Self.tpmKeyName, requirement: Self.tpmKeyRequirement) != nil else { return nil }
+      let name = try Self.backUp(Self.tpmKeyName, in: state)
+      // The commit point: the rename of the new blob over the old one.
+      try state.write(Self.tpmKeyName, blob, mode: 0o600, replace: true)
+      try? state.remove(Self.identifierName)
+      _ = try? state.write(Self.publicKeyName, Array(key.pemRepresentation.utf8), mode: 0o644, replace: true)
+      state.syncDirectory()
+      return state.filePath(name)
+    }
+    guard let backup else { throw .keyUnreadable(path: tpmKeyPath, errno: ENOENT) }
+    return backup
+  }
+
+  /// Links `name` as `<name>.<UTC time>.bak` (`-2`, `-3`, … when that exists: a backup is
+  /// never overwritten) and returns the backup's name. Under the lock.
+  private static func backUp(_ name: String, in state: StateDirectory) throws(StateDirectoryError) -> String {
+    let stamp = name + "." + utcStamp()
+    var backup = stamp + ".bak"
+    var attempt = 1
+    while true {
+      do throws(StateDirectoryError) {
+        try state.link(name, to: backup)
+        return backup
+      } catch {
+        guard case .exists = error, attempt < 100 else { throw error }
+        attempt += 1
+        backup = stamp + "-\(attempt).bak"
+      }
     }
   }
 
@@ -301,12 +334,15 @@ public struct DeviceKeyStore: Sendable {
   /// Moves the current key aside as `device-key.pem.<UTC time>.bak` and makes a new one.
   /// Returns the backup's path (nil when there was no key). Atomic: the new key and cache are
   /// written as `*.next` and renamed into place; a crash leaves the old key or the new one.
+  /// An identity in a TPM is not reset here (a file key would not replace it): that throws
+  /// `keyInTPM`; make a new TPM key and pass it to `resetTPMKey`.
   @discardableResult
   public func reset() throws(IdentityError) -> String? {
     let state = try openDirectory(create: true)!
-    return try creating { () throws(StateDirectoryError) -> String? in
+    let outcome = try creating { () throws(StateDirectoryError) -> (inTPM: Bool, backup: String?) in
       let lock = try state.lock()
       defer { withExtendedLifetime(lock) {} }
+      if try state.identity(of: Self.tpmKeyName, requirement: Self.tpmKeyRequirement) != nil { return (true, nil) }
       clean(state)
       try? recoverLocked(state)
       let key = P256.Signing.PrivateKey()
@@ -315,29 +351,19 @@ public struct DeviceKeyStore: Sendable {
       guard try state.identity(of: Self.privateKeyName, requirement: Self.privateKeyRequirement) != nil else {
         try state.write(Self.privateKeyName, pem, mode: 0o600, replace: false)
         _ = try? state.write(Self.publicKeyName, Array(publicPEM(der).utf8), mode: 0o644, replace: true)
-        return nil
+        return (false, nil)
       }
       // The backup first (a link: an existing backup is never overwritten).
-      let stamp = Self.privateKeyName + "." + utcStamp()
-      var backup = stamp + ".bak"
-      var attempt = 1
-      while true {
-        do throws(StateDirectoryError) {
-          try state.link(Self.privateKeyName, to: backup)
-          break
-        } catch {
-          guard case .exists = error, attempt < 100 else { throw error }
-          attempt += 1
-          backup = stamp + "-\(attempt).bak"
-        }
-      }
+      let backup = try Self.backUp(Self.privateKeyName, in: state)
       try state.write(Self.nextPrivateKeyName, pem, mode: 0o600, replace: true)
       try state.write(Self.nextPublicKeyName, Array(publicPEM(der).utf8), mode: 0o644, replace: true)
       // The commit point: once the key is renamed, recovery rolls forward.
       try state.rename(Self.nextPrivateKeyName, to: Self.privateKeyName)
       try state.rename(Self.nextPublicKeyName, to: Self.publicKeyName)
-      return state.filePath(backup)
+      return (false, state.filePath(backup))
     }
+    if outcome.inTPM { throw .keyInTPM(path: tpmKeyPath) }
+    return outcome.backup
   }
 
   /// Whether a reset was interrupted (`*.next` files are present).

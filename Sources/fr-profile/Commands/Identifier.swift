@@ -19,6 +19,11 @@ extension FRProfile {
         <state-dir>/device-key.pem (mode 0600). This command also checks that the cached public \
         key belongs to the private key. The private key is never printed.
 
+        After --move-to-tpm the key is in the TPM (<state-dir>/device-key.tpm): this command \
+        proves it loads in this TPM, and --reset makes the new key in the TPM too (the old \
+        blob is kept as device-key.tpm.<time>.bak); with no usable TPM it exits 80 and changes \
+        nothing.
+
         With --json prints {"identifier": …} (and "publicKey" with --public-key).
 
         EXAMPLES:
@@ -36,7 +41,11 @@ extension FRProfile {
     @Flag(help: "Print JSON: {\"identifier\": …}, with --public-key also \"publicKey\".")
     var json = false
 
-    @Flag(help: "Make a new key pair (the old key is kept as device-key.pem.<time>.bak) and print the new identifier.")
+    @Flag(
+      help: """
+        Make a new key pair where the identity key is, a file or the TPM (the old key is kept as \
+        device-key.pem.<time>.bak or device-key.tpm.<time>.bak), and print the new identifier.
+        """)
     var reset = false
 
     @Flag(name: .customLong("public-key"), help: "Print the public key (PEM) instead of the identifier.")
@@ -47,7 +56,7 @@ extension FRProfile {
       help: "Make a new identity key inside the TPM (the identifier changes; the file key is kept as a backup). See 'fr-profile-journey identity --help'.")
     var moveToTPM = false
 
-    @Option(name: .customLong("tcti"), help: ArgumentHelp("The TPM for --move-to-tpm and the check of a TPM key (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
+    @Option(name: .customLong("tcti"), help: ArgumentHelp("The TPM for --move-to-tpm, the check and the --reset of a TPM key (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
     var tcti: String?
 
     func validate() throws {
@@ -63,7 +72,8 @@ extension FRProfile {
         // The TPM is used by fr-profile-journey only: this binary never loads libtss2.
         let inTPM: Bool
         do throws(IdentityError) { inTPM = try store.tpmKeyBlob() != nil } catch { throw Failure(error) }
-        if moveToTPM { JourneyExecutable.exec(["identity"] + Array(CommandLine.arguments.dropFirst(2))) }
+        // A reset keeps the identity in its store: a TPM identity gets a new key in the TPM.
+        if moveToTPM || (reset && inTPM) { JourneyExecutable.exec(["identity"] + Array(CommandLine.arguments.dropFirst(2))) }
         if inTPM && !reset && !publicKey {
           Self.checkInTPM(directory: store.directory, tcti: tcti, verbose: options.settings.verbose)
         } else if options.settings.verbose {
