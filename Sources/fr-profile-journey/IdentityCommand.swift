@@ -2,6 +2,7 @@ import ArgumentParser
 import Collectors
 import DeviceBinding
 import ProfileCLI
+import ProfileJSON
 import TPMKeys
 
 /// `fr-profile identifier --move-to-tpm`, and `fr-profile identifier [--reset]` when the
@@ -19,7 +20,9 @@ struct IdentityCommand: ParsableCommand {
       (the identifier changes; the old blob is kept as device-key.tpm.<time>.bak). Without \
       them, the command proves that the identity key loads in this TPM and prints the \
       identifier. collect reads the public key from device-key.tpm and never talks to the \
-      TPM. With no usable TPM nothing changes (exit 80).
+      TPM. With no usable TPM nothing changes (exit 80). The output is that of \
+      'fr-profile identifier': the identifier, or with --json {"identifier": …}, on stdout \
+      or in the file -o names.
 
       EXIT CODES:
         0   the identifier is on stdout
@@ -32,12 +35,18 @@ struct IdentityCommand: ParsableCommand {
 
       EXAMPLES:
         fr-profile identifier --move-to-tpm
+        fr-profile identifier --move-to-tpm --json -o identity.json
         fr-profile identifier --reset
         fr-profile identifier --verbose --tcti swtpm:host=127.0.0.1,port=2321
       """
   )
 
   @OptionGroup var options: ProfileOptions
+
+  @OptionGroup(title: "Output Options") var format: OutputOptions
+
+  @Flag(help: "Print JSON: {\"identifier\": …}.")
+  var json = false
 
   @Option(
     name: .customLong("tcti"),
@@ -59,6 +68,7 @@ struct IdentityCommand: ParsableCommand {
   func validate() throws {
     let given = [("--move-to-tpm", moveToTPM), ("--reset", reset), ("--check-only", checkOnly)].filter(\.1).map(\.0)
     if given.count > 1 { throw ValidationError("\(given.joined(separator: " and ")) exclude each other.") }
+    if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
   }
 
   func run() throws {
@@ -125,7 +135,12 @@ struct IdentityCommand: ParsableCommand {
         detail(
           (try? store.tpmKeyBlob()) != nil ? "key store: tpm (\(tcti)), \(store.tpmKeyPath)" : "key store: file, \(store.privateKeyPath)")
       }
-      try printOutput(identifier + "\n")
+      // The output convention of `fr-profile identifier`.
+      if json {
+        try format.emit(.object(["identifier": .string(identifier)]))
+      } else {
+        try format.emit(text: identifier + "\n")
+      }
     }
   }
 }

@@ -93,6 +93,55 @@ import Testing
     #expect(try identifierOf(collect: collected).map { $0 + "\n" } == moved.stdout)
   }
 
+  @Test func moveToTPMTakesJSONAndOutputFileLikeIdentifier() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    // --json: {"identifier": …} on stdout, compact when piped.
+    let json = try run(["identifier", "--move-to-tpm", "--json", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(json.status == 0, "\(json.stderr)")
+    let moved = try JSONParser.parse(Array(json.stdout.utf8))["identifier"]?.stringValue
+    let checked = try run(["identifier", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(moved != nil && checked.status == 0 && checked.stdout == (moved ?? "") + "\n", "\(json.stdout) \(checked.stderr)")
+    #expect(json.stdout == "{\"identifier\":\"\(moved ?? "")\"}\n")
+    // -o FILE: nothing on stdout, the identifier in the file.
+    let other = directory + "/other"
+    let file = directory + "/identifier.txt"
+    let written = try run(["identifier", "--move-to-tpm", "-o", file, "--state-dir", other, "--tcti", tpm.tcti])
+    #expect(written.status == 0 && written.stdout.isEmpty, "\(written.stderr)")
+    let otherChecked = try run(["identifier", "--state-dir", other, "--tcti", tpm.tcti])
+    #expect(otherChecked.status == 0 && contents(file).map { String(decoding: $0, as: UTF8.self) } == otherChecked.stdout)
+    // The same usage rules as identifier: --pretty needs --json.
+    let pretty = try run(["identifier", "--move-to-tpm", "--pretty", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(pretty.status == 64 && pretty.stderr.contains("--json"))
+  }
+
+  @Test func resetOfATPMIdentityTakesJSONAndOutputFileLikeIdentifier() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-identity")
+    defer { removeTemporaryDirectory(directory) }
+    let state = directory + "/state"
+    let moved = try run(["identifier", "--move-to-tpm", "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(moved.status == 0, "\(moved.stderr)")
+    let jsonFile = directory + "/identifier.json"
+    let reset = try run(["identifier", "--reset", "--json", "--pretty", "-o", jsonFile, "--state-dir", state, "--tcti", tpm.tcti])
+    #expect(reset.status == 0 && reset.stdout.isEmpty, "\(reset.stderr)")
+    let after = try run(["identifier", "--state-dir", state, "--tcti", tpm.tcti])
+    let resetJSON = try #require(contents(jsonFile))
+    #expect(String(decoding: resetJSON, as: UTF8.self).contains("\n  \"identifier\""))
+    #expect(try JSONParser.parse(Array(resetJSON))["identifier"]?.stringValue.map { $0 + "\n" } == after.stdout)
+    #expect(after.status == 0 && after.stdout != moved.stdout, "\(after.stderr)")
+  }
+
   @Test func twentyConcurrentMovesAgreeOnOneTPMKey() throws {
     let tpm = try SWTPM()
     defer {
