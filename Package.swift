@@ -104,7 +104,7 @@ let package = Package(
     .testTarget(
       name: "DeviceBindingTests",
       dependencies: [
-        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "ProfileJSON", "TPMKeys",
+        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "ProfileJSON", "TPMKeys", "SWTPMSupport",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"]
@@ -120,8 +120,10 @@ let package = Package(
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",
-      dependencies: ["TPMKeys", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["TPMKeys", "SWTPMSupport", .product(name: "Crypto", package: "swift-crypto")]
     ),
+    // The swtpm launcher the TPM tests of three test targets share (test targets cannot share sources).
+    .target(name: "SWTPMSupport", path: "Tests/SWTPMSupport"),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
@@ -143,7 +145,7 @@ let package = Package(
     .testTarget(
       name: "CLITests",
       dependencies: [
-        "ProfileJSON", "DeviceMatch", "COpenSSL",
+        "ProfileJSON", "DeviceMatch", "COpenSSL", "SWTPMSupport",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"]

@@ -72,7 +72,8 @@ extension IdentityError {
     case .keyForeignOwner(let path, let owner):
       return "the device key file \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as the key's owner, or 'chown' it back."
     case .keyInsecureMode(let path, let mode):
-      return path.hasSuffix(".pem")
+      // The private key and the TPM blob must be 0600; the public-key cache only must not be writable by others.
+      return path.hasSuffix(".pem") || path.hasSuffix(".tpm")
         ? "the device key \(path) has mode \(octalText(mode)): others may have read it. Run 'chmod 600 \(path)', or 'fr-profile identifier --reset' if it may have leaked."
         : "the device key file \(path) has mode \(octalText(mode)): others could change it. Run 'chmod go-w \(path)'."
     case .keyUnreadable(let path, let errno):

@@ -1,3 +1,4 @@
+import SWTPMSupport
 import Foundation
 import ProfileJSON
 import Testing

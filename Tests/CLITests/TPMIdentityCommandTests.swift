@@ -1,3 +1,4 @@
+import SWTPMSupport
 import Foundation
 import ProfileJSON
 import Testing
@@ -234,5 +235,7 @@ import Testing
     let unsafe = try run(["collect", "--state-dir", state, "--no-metadata"])
     #expect(unsafe.status == 77, "\(unsafe.stderr)")
     #expect(unsafe.stderr.contains("device-key.tpm"))
+    // The advice must fix it: go-w would leave the blob group-readable.
+    #expect(unsafe.stderr.contains("chmod 600"), "\(unsafe.stderr)")
   }
 }

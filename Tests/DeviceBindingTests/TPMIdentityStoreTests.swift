@@ -1,3 +1,4 @@
+import SWTPMSupport
 import Collectors
 import Foundation
 import TPMKeys

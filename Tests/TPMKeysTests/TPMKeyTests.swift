@@ -1,3 +1,4 @@
+import SWTPMSupport
 import Crypto
 import Glibc
 import TPMKeys

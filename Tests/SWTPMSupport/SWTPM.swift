@@ -1,22 +1,21 @@
 import Glibc
-// (A copy of Tests/TPMKeysTests/SWTPM.swift: test targets cannot share sources.)
 import Synchronization
 
 /// A software TPM (swtpm, the TPM 2.0 reference code in libtpms) for one test: its
 /// state in a fresh temporary directory, its server and control channels on loopback ports.
 /// Started with `startup-clear`, so it is ready for commands; stopped (SIGTERM, then reaped)
 /// by `stop()` or deinit.
-final class SWTPM {
-  let stateDirectory: String
-  let port: UInt16
-  private(set) var pid: pid_t = 0
+public final class SWTPM {
+  public let stateDirectory: String
+  public let port: UInt16
+  public private(set) var pid: pid_t = 0
 
   /// The tpm2-tss loader string for this instance.
-  var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+  public var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
   /// Starts an instance with a new state directory (a TPM of its own: new seeds), or on
   /// `stateDirectory` when given (the same TPM again).
-  init(stateDirectory existing: String? = nil) throws {
+  public init(stateDirectory existing: String? = nil) throws {
     if let existing {
       stateDirectory = existing
     } else {
@@ -95,7 +94,7 @@ final class SWTPM {
   }
 
   /// Stops the instance (SIGTERM, waits); the state directory stays until `removeState()`.
-  func stop() {
+  public func stop() {
     guard pid > 0 else { return }
     kill(pid, SIGTERM)
     var status: Int32 = 0
@@ -110,7 +109,7 @@ final class SWTPM {
   }
 
   /// Kills the instance abruptly (the TPM "disappears").
-  func kill9() {
+  public func kill9() {
     guard pid > 0 else { return }
     kill(pid, SIGKILL)
     var status: Int32 = 0
@@ -118,7 +117,7 @@ final class SWTPM {
     pid = 0
   }
 
-  func removeState() {
+  public func removeState() {
     for name in ["tpm2-00.permall", "tpm2-00.volatile", ".lock"] { unlink(stateDirectory + "/" + name) }
     rmdir(stateDirectory)
   }
@@ -128,7 +127,7 @@ final class SWTPM {
   }
 }
 
-struct SWTPMError: Error, CustomStringConvertible {
-  var description: String
-  init(_ description: String) { self.description = description }
+public struct SWTPMError: Error, CustomStringConvertible {
+  public var description: String
+  public init(_ description: String) { self.description = description }
 }
