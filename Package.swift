@@ -95,5 +95,23 @@ let package = Package(
       name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"])]
     ),
+    // In-process libFuzzer targets (Fuzz/README.md, `make fuzz`). Built as usual they replay
+    // the files they are given (the seed corpus, past crashes) in `make test`; built with
+    // -DFUZZING -sanitize=fuzzer,address, libFuzzer drives them.
+    .target(name: "FuzzSupport", path: "Fuzz/Support"),
+    .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "ProfileJSON"], path: "Fuzz/JSON"),
+    .executableTarget(
+      name: "fuzz-replay", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"], path: "Fuzz/Replay"),
+    .executableTarget(
+      name: "fuzz-stored-reader", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"],
+      path: "Fuzz/StoredReader"),
+    .executableTarget(
+      name: "fuzz-device-matcher", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"],
+      path: "Fuzz/DeviceMatcher"),
+    .executableTarget(
+      name: "fuzz-journey-step", dependencies: ["FuzzSupport", "Journey", "ProfileJSON"], path: "Fuzz/JourneyStep"),
+    .executableTarget(
+      name: "fuzz-callback-answerer", dependencies: ["FuzzSupport", "Collectors", "Journey", "ProfileJSON"],
+      path: "Fuzz/CallbackAnswerer"),
   ]
 )
