@@ -98,7 +98,8 @@ let package = Package(
     // In-process libFuzzer targets (Fuzz/README.md, `make fuzz`). Built as usual they replay
     // the files they are given (the seed corpus, past crashes) in `make test`; built with
     // -DFUZZING -sanitize=fuzzer,address, libFuzzer drives them.
-    .target(name: "FuzzSupport", path: "Fuzz/Support"),
+    .target(name: "FuzzDriver", path: "Fuzz/Driver"),
+    .target(name: "FuzzSupport", dependencies: ["FuzzDriver"], path: "Fuzz/Support"),
     .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "ProfileJSON"], path: "Fuzz/JSON"),
     .executableTarget(
       name: "fuzz-replay", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"], path: "Fuzz/Replay"),

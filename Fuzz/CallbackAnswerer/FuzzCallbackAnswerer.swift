@@ -26,16 +26,6 @@ func fuzzCallbackAnswerer(_ input: UnsafeBufferPointer<UInt8>) {
   fuzzCheck(requests.count <= (reparsed.callbacks?.count ?? 0), "more answers than callbacks")
 }
 
-#if FUZZING
-  @_cdecl("LLVMFuzzerTestOneInput")
-  public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    fuzzCallbackAnswerer(UnsafeBufferPointer(start: data, count: size))
-    return 0
-  }
-#else
-  @main enum Main {
-    static func main() {
-      exit(replayFiles(Array(CommandLine.arguments.dropFirst()), name: "fuzz-callback-answerer", fuzzCallbackAnswerer))
-    }
-  }
-#endif
+@main enum Main {
+  static func main() { runTarget(name: "fuzz-callback-answerer", fuzzCallbackAnswerer) }
+}

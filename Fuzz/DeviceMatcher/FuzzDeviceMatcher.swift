@@ -38,16 +38,6 @@ func fuzzDeviceMatcher(_ input: UnsafeBufferPointer<UInt8>) {
   fuzzCheck(problem == nil, problem ?? "")
 }
 
-#if FUZZING
-  @_cdecl("LLVMFuzzerTestOneInput")
-  public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    fuzzDeviceMatcher(UnsafeBufferPointer(start: data, count: size))
-    return 0
-  }
-#else
-  @main enum Main {
-    static func main() {
-      exit(replayFiles(Array(CommandLine.arguments.dropFirst()), name: "fuzz-device-matcher", fuzzDeviceMatcher))
-    }
-  }
-#endif
+@main enum Main {
+  static func main() { runTarget(name: "fuzz-device-matcher", fuzzDeviceMatcher) }
+}

@@ -52,16 +52,6 @@ func allFinite(_ value: JSON) -> Bool {
   }
 }
 
-#if FUZZING
-  @_cdecl("LLVMFuzzerTestOneInput")
-  public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    fuzzJSON(UnsafeBufferPointer(start: data, count: size))
-    return 0
-  }
-#else
-  @main enum Main {
-    static func main() {
-      exit(replayFiles(Array(CommandLine.arguments.dropFirst()), name: "fuzz-json", fuzzJSON))
-    }
-  }
-#endif
+@main enum Main {
+  static func main() { runTarget(name: "fuzz-json", fuzzJSON) }
+}

@@ -19,16 +19,6 @@ func fuzzJourneyStep(_ input: UnsafeBufferPointer<UInt8>) {
   _ = try? step.requests()
 }
 
-#if FUZZING
-  @_cdecl("LLVMFuzzerTestOneInput")
-  public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    fuzzJourneyStep(UnsafeBufferPointer(start: data, count: size))
-    return 0
-  }
-#else
-  @main enum Main {
-    static func main() {
-      exit(replayFiles(Array(CommandLine.arguments.dropFirst()), name: "fuzz-journey-step", fuzzJourneyStep))
-    }
-  }
-#endif
+@main enum Main {
+  static func main() { runTarget(name: "fuzz-journey-step", fuzzJourneyStep) }
+}

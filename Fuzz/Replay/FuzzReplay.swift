@@ -44,16 +44,6 @@ func fuzzReplay(_ input: UnsafeBufferPointer<UInt8>) {
   fuzzCheck(problem == nil, "config \(configIndex), incoming \(incomingIndex): \(problem ?? "")")
 }
 
-#if FUZZING
-  @_cdecl("LLVMFuzzerTestOneInput")
-  public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    fuzzReplay(UnsafeBufferPointer(start: data, count: size))
-    return 0
-  }
-#else
-  @main enum Main {
-    static func main() {
-      exit(replayFiles(Array(CommandLine.arguments.dropFirst()), name: "fuzz-replay", fuzzReplay))
-    }
-  }
-#endif
+@main enum Main {
+  static func main() { runTarget(name: "fuzz-replay", fuzzReplay) }
+}

@@ -13,11 +13,10 @@ import ProfileJSON
 
 /// One scratch file (on tmpfs when there is one), unlinked at once, reused for every input.
 let scratch: Int32 = {
-  var template = Array((access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp").utf8CString.dropLast())
-  template += Array("/fuzz-stored-XXXXXX".utf8CString)
+  var template = Array(((access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp") + "/fuzz-stored-XXXXXX").utf8CString)
   let fd = mkstemp(&template)
   fuzzCheck(fd >= 0, "cannot create a scratch file")
-  unlink(String(cString: template))
+  unlink(template)
   return fd
 }()
 
@@ -86,16 +85,6 @@ func fuzzStoredReader(_ input: UnsafeBufferPointer<UInt8>) {
   }
 }
 
-#if FUZZING
-  @_cdecl("LLVMFuzzerTestOneInput")
-  public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    fuzzStoredReader(UnsafeBufferPointer(start: data, count: size))
-    return 0
-  }
-#else
-  @main enum Main {
-    static func main() {
-      exit(replayFiles(Array(CommandLine.arguments.dropFirst()), name: "fuzz-stored-reader", fuzzStoredReader))
-    }
-  }
-#endif
+@main enum Main {
+  static func main() { runTarget(name: "fuzz-stored-reader", fuzzStoredReader) }
+}

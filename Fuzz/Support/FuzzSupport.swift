@@ -7,6 +7,7 @@
 #elseif canImport(Musl)
   import Musl
 #endif
+import FuzzDriver
 
 /// Stops the process with `message` when `condition` is false: the fuzzer's finding.
 /// (`precondition` is compiled out of `-Ounchecked` builds; this never is.)
@@ -56,4 +57,25 @@ public func replayFiles(_ arguments: [String], name: String, _ body: (UnsafeBuff
   }
   print("\(name): \(count) inputs replayed, no crash")
   return 0
+}
+
+/// The body `runTarget` hands to libFuzzer (one per process; libFuzzer calls it from one thread).
+nonisolated(unsafe) var fuzzBody: (UnsafeBufferPointer<UInt8>) -> Void = { _ in }
+
+/// A target's `main`. Built with -DFUZZING (and -sanitize=fuzzer), libFuzzer runs `body`
+/// with its own flags and corpus arguments; otherwise each file argument is replayed.
+/// (SwiftPM links executables with their own renamed `main`, so libFuzzer's is not used.)
+public func runTarget(name: String, _ body: @escaping (UnsafeBufferPointer<UInt8>) -> Void) -> Never {
+  #if FUZZING
+    fuzzBody = body
+    var argc = CommandLine.argc
+    var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+    exit(
+      LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+        fuzzBody(UnsafeBufferPointer(start: data ?? UnsafePointer(bitPattern: 1)!, count: size))
+        return 0
+      })
+  #else
+    exit(replayFiles(Array(CommandLine.arguments.dropFirst()), name: name, body))
+  #endif
 }
