@@ -64,14 +64,18 @@ func fuzzStoredReader(_ input: UnsafeBufferPointer<UInt8>) {
     lastEnd = entry.offset + entry.bytes.count
   }
 
-  // JSON Lines blocks: consecutive, and each line placed where TextPosition says.
+  // JSON Lines blocks: consecutive (blank space aside), and each line placed where TextPosition says.
   let fd2 = memoryFile(text)
   let blocks = StoredProfileReader(fileDescriptor: fd2, jsonLinesHint: true, bufferSize: bufferSize, maxEntryBytes: limit)
   guard (try? blocks.detectLayout()) == .jsonLines else { return }
   var block: [UInt8] = []
   var expectedOffset = 0
   while let start = try? blocks.nextLines(into: &block, limit: 3 * bufferSize) {
-    fuzzCheck(start.offset == expectedOffset, "block at \(start.offset), expected \(expectedOffset)")
+    // Only blank text (skipped while sniffing the layout) may lie between blocks.
+    fuzzCheck(start.offset >= expectedOffset, "block at \(start.offset) before \(expectedOffset)")
+    fuzzCheck(
+      text[expectedOffset..<start.offset].allSatisfy { [0x20, 0x09, 0x0A, 0x0D].contains($0) },
+      "non-blank bytes skipped between blocks at \(expectedOffset)..<\(start.offset)")
     fuzzCheck(start.line == TextPosition.locate(start.offset, in: text).line, "block line \(start.line) is off")
     if start.oversize {
       guard let newline = text[start.offset...].firstIndex(of: 0x0A) else { break }

@@ -8,7 +8,7 @@
 import ProfileJSON
 
 /// The layouts a file of stored profiles may have.
-public enum StoredLayout: String, Sendable {
+package enum StoredLayout: String, Sendable {
   /// One profile (or one JSON string holding a serialised profile).
   case single
   /// A JSON array of profiles and/or strings holding serialised profiles.
@@ -17,16 +17,6 @@ public enum StoredLayout: String, Sendable {
   case listing
   /// One JSON value per line.
   case jsonLines
-}
-
-/// The size limits of matching, one for every profile read: a stored entry larger than
-/// `maxProfileBytes` is skipped with a warning, an incoming profile larger than it is an
-/// error. AM itself rejects profiles over a few KB; the limit only bounds memory.
-public enum ProfileLimits {
-  /// Largest profile (stored entry or incoming file) read, in bytes: 16 MiB.
-  public static let maxProfileBytes = 16 << 20
-  /// Largest match config read, in bytes: 1 MiB.
-  public static let maxConfigBytes = 1 << 20
 }
 
 /// One stored entry's raw JSON text and where it starts in the file.
