@@ -1,3 +1,8 @@
+import Collectors
+import FuzzSupport
+import Journey
+import ProfileJSON
+
 // Fuzz target: the DeviceProfileCallback answerer (Journey's `DeviceProfiler.answer`;
 // engineer 11's sources, called through the public entry point only). No collectors run,
 // so each input costs only the answering itself.
@@ -6,10 +11,6 @@
 #if canImport(Glibc)
   import Glibc
 #endif
-import Collectors
-import FuzzSupport
-import Journey
-import ProfileJSON
 
 let profiler = DeviceProfiler(
   collectors: [], system: SystemSource(root: "/nonexistent", environment: [:]), identifier: { "fuzz-identifier" },

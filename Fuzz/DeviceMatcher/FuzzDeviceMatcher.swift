@@ -1,3 +1,7 @@
+import DeviceMatch
+import FuzzSupport
+import ProfileJSON
+
 // Fuzz target: the reference port, `DeviceMatcher` (DeviceMatch), on two fuzzed profiles.
 // Input: a selector byte, then INCOMING and STORED separated by the first NUL byte.
 // Invariants: matching never crashes or hangs (huge `length`s, odd coordinates, deep
@@ -6,9 +10,6 @@
 #if canImport(Glibc)
   import Glibc
 #endif
-import DeviceMatch
-import FuzzSupport
-import ProfileJSON
 
 let configs: [MatchConfig] = [
   MatchConfig(),

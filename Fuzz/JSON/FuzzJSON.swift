@@ -1,3 +1,6 @@
+import FuzzSupport
+import ProfileJSON
+
 // Fuzz target: the JSON tokenizer and parser (ProfileJSON).
 // Invariants: parsing never crashes; the tokenizer's validating skip accepts exactly what the
 // parser accepts; the structural extent of an accepted container is the whole value; a parsed
@@ -5,8 +8,6 @@
 #if canImport(Glibc)
   import Glibc
 #endif
-import FuzzSupport
-import ProfileJSON
 
 func fuzzJSON(_ input: UnsafeBufferPointer<UInt8>) {
   let parsed = try? JSONParser.parse(input)

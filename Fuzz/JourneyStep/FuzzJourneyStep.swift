@@ -1,12 +1,13 @@
+import FuzzSupport
+import Journey
+import ProfileJSON
+
 // Fuzz target: the authenticate-step parser and callback reading (Journey; engineer 11's
 // sources, called through their public entry points only).
 // Invariants: no crash on any body; a parsed step's callbacks can be read and classified.
 #if canImport(Glibc)
   import Glibc
 #endif
-import FuzzSupport
-import Journey
-import ProfileJSON
 
 func fuzzJourneyStep(_ input: UnsafeBufferPointer<UInt8>) {
   guard let step = try? AuthenticateStep(parsing: Array(input)) else { return }

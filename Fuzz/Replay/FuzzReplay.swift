@@ -1,3 +1,7 @@
+import DeviceMatch
+import FuzzSupport
+import ProfileJSON
+
 // Fuzz target: the replay fast path against the reference port (DeviceMatch).
 // The first input byte picks a config and an incoming profile; the rest is one stored
 // entry. Invariant: wherever `FastMatcher` answers, `ReplayCheck` finds it equal to
@@ -5,9 +9,6 @@
 #if canImport(Glibc)
   import Glibc
 #endif
-import DeviceMatch
-import FuzzSupport
-import ProfileJSON
 
 let configs: [MatchConfig] = [
   MatchConfig(),
@@ -24,14 +25,17 @@ let incomings: [JSON] = [
   try! JSONParser.parse(
     #"{"identifier": "d", "metadata": {"platform": {"version": "6.8", "tz": "UTC"}, "hardware": {"cpu": 16, "list": [1, 2], "flag": false, "none": null}}, "location": {"latitude": 52.52, "longitude": 13.405}}"#
   ),
-  try! JSONParser.parse(#"{"identifier": "d", "metadata": {"a": [1, [2, {"b": "é"}]], "x": "", "y": 0}, "location": {"lat": 1, "lng": 2}}"#),
+  try! JSONParser.parse(
+    #"{"identifier": "d", "metadata": {"a": [1, [2, {"b": "é"}]], "x": "", "y": 0}, "location": {"lat": 1, "lng": 2}}"#),
   try! JSONParser.parse(#"{"metadata": {"a": {"b": {"c": true}}}, "location": {"lon": -0.5, "lat": 89.9}}"#),
   try! JSONParser.parse(#"{"identifier": 7, "metadata": {"s": "x", "n": null, "arr": []}, "location": {"latitude": 0, "longitude": 0}}"#),
 ]
 
 let matchers = configs.map { DeviceMatcher(config: $0) }
 // libFuzzer calls the target from one thread; the matchers keep per-run scratch space.
-nonisolated(unsafe) let fastMatchers: [[FastMatcher]] = matchers.map { matcher in incomings.map { FastMatcher(matcher: matcher, incoming: $0) } }
+nonisolated(unsafe) let fastMatchers: [[FastMatcher]] = matchers.map { matcher in
+  incomings.map { FastMatcher(matcher: matcher, incoming: $0) }
+}
 
 func fuzzReplay(_ input: UnsafeBufferPointer<UInt8>) {
   guard let selector = input.first else { return }

@@ -1,3 +1,7 @@
+import DeviceMatch
+import FuzzSupport
+import ProfileJSON
+
 // Fuzz target: the streaming stored-profile reader (DeviceMatch), with a tiny read buffer
 // and entry limit so that refills, growth and oversize skipping happen on short inputs.
 // Invariants: no crash; entries come in file order without overlap; each entry's line and
@@ -7,9 +11,6 @@
 #if canImport(Glibc)
   import Glibc
 #endif
-import DeviceMatch
-import FuzzSupport
-import ProfileJSON
 
 /// One scratch file (on tmpfs when there is one), unlinked at once, reused for every input.
 let scratch: Int32 = {
@@ -51,7 +52,8 @@ func fuzzStoredReader(_ input: UnsafeBufferPointer<UInt8>) {
     entries += 1
     fuzzCheck(entry.offset >= lastEnd, "entry at \(entry.offset) overlaps the previous one ending at \(lastEnd)")
     let (line, column) = TextPosition.locate(entry.offset, in: text)
-    fuzzCheck(line == entry.line && column == entry.column, "entry at \(entry.offset): \(entry.line):\(entry.column), expected \(line):\(column)")
+    fuzzCheck(
+      line == entry.line && column == entry.column, "entry at \(entry.offset): \(entry.line):\(entry.column), expected \(line):\(column)")
     if entry.oversize {
       lastEnd = entry.offset + 1
       continue

@@ -2,12 +2,13 @@
 // files, the way `make test` checks the seed corpus and every past crash), and the check
 // that turns a broken invariant into a crash libFuzzer records.
 
+import FuzzDriver
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
   import Musl
 #endif
-import FuzzDriver
 
 /// Stops the process with `message` when `condition` is false: the fuzzer's finding.
 /// (`precondition` is compiled out of `-Ounchecked` builds; this never is.)

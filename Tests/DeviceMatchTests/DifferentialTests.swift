@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
 import ProfileJSON
 import Testing
 
 @testable import DeviceMatch
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// The replay fast path (`FastMatcher`) against the reference port (`DeviceMatcher`) on
 /// generated stored/incoming pairs, adversarial shapes included. Seeded: a failure prints
@@ -152,7 +153,8 @@ import Testing
       MatchConfig(allowedRadius: 1000, matchMetadata: true, matchLocation: true),
     ]
     let config = pick(configs, &random)
-    let identifier: Node? = random.next() % 12 == 0 ? nil : .literal(pick([#""d""#, #""d""#, #""d""#, #""e""#, "7", "null", "true"], &random))
+    let identifier: Node? =
+      random.next() % 12 == 0 ? nil : .literal(pick([#""d""#, #""d""#, #""d""#, #""e""#, "7", "null", "true"], &random))
     let shape = random.next() % 100
     var incomingMetadata = value(&random, depth: 4)
     if case .literal = incomingMetadata, random.next() % 3 != 0 { incomingMetadata = .object([("\"a\"", leaf(&random))]) }
@@ -219,7 +221,8 @@ import Testing
         failures += 1
         if failures <= 3 {
           Issue.record(
-            "seed \(seed), case \(index): \(problem)\nincoming: \(pair.incoming.prefix(500))\nstored: \(pair.stored.prefix(500))\nconfig: \(pair.config)")
+            "seed \(seed), case \(index): \(problem)\nincoming: \(pair.incoming.prefix(500))\nstored: \(pair.stored.prefix(500))\nconfig: \(pair.config)"
+          )
         }
       }
       if let quick = bytes.withUnsafeBufferPointer({ fast.match($0) }) {

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
 import ProfileJSON
 import Testing
 
 @testable import DeviceMatch
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// The streaming reader: one size limit for every layout, entries placed by line and column.
 @Suite struct StoredProfileReaderTests {

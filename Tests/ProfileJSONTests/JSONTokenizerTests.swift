@@ -27,22 +27,26 @@ import Testing
     }
   }
 
-  @Test("numbers are read as JavaScript reads them", arguments: [
-    ("0", 0.0), ("-0", -0.0), ("1e400", .infinity), ("-1e400", -.infinity), ("1e-400", 0), ("0.1", 0.1),
-    ("9007199254740993", 9_007_199_254_740_992), ("123456789012345678901234567890", 1.2345678901234568e29),
-    ("52.520008", 52.520008), ("5e-324", .leastNonzeroMagnitude),
-  ])
+  @Test(
+    "numbers are read as JavaScript reads them",
+    arguments: [
+      ("0", 0.0), ("-0", -0.0), ("1e400", .infinity), ("-1e400", -.infinity), ("1e-400", 0), ("0.1", 0.1),
+      ("9007199254740993", 9_007_199_254_740_992), ("123456789012345678901234567890", 1.2345678901234568e29),
+      ("52.520008", 52.520008), ("5e-324", .leastNonzeroMagnitude),
+    ])
   func numbers(text: String, expected: Double) throws {
     let value = try scan(text) { try $0.number() }
     #expect(value == expected && value.sign == expected.sign, "\(text)")
   }
 
-  @Test("errors name what was expected, at the right offset", arguments: [
-    ("[1,]", "unexpected ']', expected a value", 3), ("{\"a\" 1}", "unexpected '1', expected ':'", 5),
-    ("\"a\tb\"", "control character 0x9 in a string (escape it)", 2), ("\"\\x\"", "invalid escape '\\x'", 1),
-    ("01", "unexpected '1', expected end of input", 1), ("-", "unexpected end of input, expected a digit", 1),
-    ("tru", "unexpected end of input, expected true", 3),
-  ])
+  @Test(
+    "errors name what was expected, at the right offset",
+    arguments: [
+      ("[1,]", "unexpected ']', expected a value", 3), ("{\"a\" 1}", "unexpected '1', expected ':'", 5),
+      ("\"a\tb\"", "control character 0x9 in a string (escape it)", 2), ("\"\\x\"", "invalid escape '\\x'", 1),
+      ("01", "unexpected '1', expected end of input", 1), ("-", "unexpected end of input, expected a digit", 1),
+      ("tru", "unexpected end of input, expected true", 3),
+    ])
   func errors(text: String, message: String, offset: Int) {
     do {
       try scan(text) { scanner in
