@@ -36,7 +36,7 @@ package struct JSONTokenError: Error, Sendable {
   package var kind: Kind
   package var offset: Int
 
-  package init(_ kind: Kind, offset: Int) {
+  @inlinable package init(_ kind: Kind, offset: Int) {
     self.kind = kind
     self.offset = offset
   }
@@ -67,7 +67,7 @@ package struct JSONTokenError: Error, Sendable {
 /// A `StaticString` that can sit in an `Equatable`, `Sendable` error (what was expected).
 package struct StaticStringBox: Sendable, Equatable {
   package let text: StaticString
-  package init(_ text: StaticString) { self.text = text }
+  @inlinable package init(_ text: StaticString) { self.text = text }
   package static func == (a: Self, b: Self) -> Bool { a.text.description == b.text.description }
 }
 
@@ -83,8 +83,14 @@ package struct JSONStringToken {
   package var count: Int
   package var hasEscapes: Bool
 
+  @inlinable package init(start: UnsafePointer<UInt8>, count: Int, hasEscapes: Bool) {
+    self.start = start
+    self.count = count
+    self.hasEscapes = hasEscapes
+  }
+
   /// Whether the raw bytes equal `text`'s (only meaningful without escapes).
-  @inline(__always)
+  @inlinable @inline(__always)
   package func rawEquals(_ text: StaticString) -> Bool {
     guard text.utf8CodeUnitCount == count else { return false }
     let other = text.utf8Start
@@ -149,7 +155,7 @@ package struct JSONScanner {
   package var p: UnsafePointer<UInt8>
 
   /// A scanner over `buffer` (an empty buffer is an empty text).
-  package init(_ buffer: UnsafeBufferPointer<UInt8>) {
+  @inlinable package init(_ buffer: UnsafeBufferPointer<UInt8>) {
     // An empty buffer may have no address; any non-null pointer with no bytes will do.
     let start = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
     base = start
@@ -158,18 +164,18 @@ package struct JSONScanner {
   }
 
   /// Byte offset of the cursor from the start of the text.
-  @inline(__always) package var offset: Int { p - base }
-  @inline(__always) package var atEnd: Bool { p >= end }
+  @inlinable @inline(__always) package var offset: Int { p - base }
+  @inlinable @inline(__always) package var atEnd: Bool { p >= end }
 
-  @inline(__always) package func error(_ kind: JSONTokenError.Kind, at pointer: UnsafePointer<UInt8>) -> JSONTokenError {
+  @inlinable @inline(__always) package func error(_ kind: JSONTokenError.Kind, at pointer: UnsafePointer<UInt8>) -> JSONTokenError {
     JSONTokenError(kind, offset: pointer - base)
   }
 
-  @inline(__always) package func unexpected(_ expecting: StaticString) -> JSONTokenError {
+  @inlinable @inline(__always) package func unexpected(_ expecting: StaticString) -> JSONTokenError {
     error(.unexpected(byte: p < end ? p.pointee : nil, expecting: StaticStringBox(expecting)), at: p)
   }
 
-  @inline(__always) package mutating func skipWhitespace() {
+  @inlinable @inline(__always) package mutating func skipWhitespace() {
     while p < end {
       switch p.pointee {
       case 0x20, 0x0A, 0x0D, 0x09: p += 1
@@ -179,7 +185,7 @@ package struct JSONScanner {
   }
 
   /// The kind of value starting at the cursor (after whitespace), without consuming it.
-  @inline(__always) package func valueStart() throws(JSONTokenError) -> JSONValueStart {
+  @inlinable @inline(__always) package func valueStart() throws(JSONTokenError) -> JSONValueStart {
     guard p < end else { throw unexpected("a value") }
     switch p.pointee {
     case UInt8(ascii: "{"): return .object
@@ -202,7 +208,7 @@ package struct JSONScanner {
   // MARK: Containers
 
   /// At `{`: consumes it and the first key with its colon; nil (and the `}`) for `{}`.
-  @inline(__always)
+  @inlinable @inline(__always)
   package mutating func openObject() throws(JSONTokenError) -> JSONStringToken? {
     p += 1
     skipWhitespace()
@@ -214,7 +220,7 @@ package struct JSONScanner {
   }
 
   /// After a member's value: the next key with its colon, or nil (consuming the `}`).
-  @inline(__always)
+  @inlinable @inline(__always)
   package mutating func nextKey() throws(JSONTokenError) -> JSONStringToken? {
     skipWhitespace()
     guard p < end else { throw unexpected("',' or '}'") }
@@ -230,7 +236,7 @@ package struct JSONScanner {
     }
   }
 
-  @inline(__always)
+  @inlinable @inline(__always)
   mutating func keyAndColon() throws(JSONTokenError) -> JSONStringToken {
     guard p < end, p.pointee == UInt8(ascii: "\"") else { throw unexpected("a string key") }
     let key = try string()
@@ -242,7 +248,7 @@ package struct JSONScanner {
   }
 
   /// At `[`: consumes it; false (and the `]`) for `[]`, else the cursor is at the first element.
-  @inline(__always)
+  @inlinable @inline(__always)
   package mutating func openArray() -> Bool {
     p += 1
     skipWhitespace()
@@ -254,7 +260,7 @@ package struct JSONScanner {
   }
 
   /// After an element: true at the next element, false (consuming the `]`) at the end.
-  @inline(__always)
+  @inlinable @inline(__always)
   package mutating func nextElement() throws(JSONTokenError) -> Bool {
     skipWhitespace()
     guard p < end else { throw unexpected("',' or ']'") }
@@ -273,7 +279,7 @@ package struct JSONScanner {
   // MARK: Scalars
 
   /// Consumes `true`, `false` or `null`.
-  @inline(__always)
+  @inlinable @inline(__always)
   package mutating func literal(_ word: StaticString) throws(JSONTokenError) {
     let count = word.utf8CodeUnitCount
     let start = word.utf8Start
@@ -287,7 +293,7 @@ package struct JSONScanner {
   }
 
   /// Consumes a string literal (the cursor is at its opening quote) and validates it.
-  @inline(__always)
+  @inlinable @inline(__always)
   package mutating func string() throws(JSONTokenError) -> JSONStringToken {
     let quote = p
     p += 1
@@ -323,7 +329,7 @@ package struct JSONScanner {
   }
 
   /// Validates one escape at the cursor (a backslash) and consumes it.
-  @inline(__always)
+  @inlinable @inline(__always)
   mutating func escape() throws(JSONTokenError) {
     let start = p
     guard p + 1 < end else { throw error(.unterminatedEscape, at: start) }
@@ -344,7 +350,7 @@ package struct JSONScanner {
   }
 
   /// Validates one multi-byte UTF-8 sequence at the cursor and consumes it.
-  @inline(__always)
+  @inlinable @inline(__always)
   mutating func utf8Sequence() throws(JSONTokenError) {
     let lead = p.pointee
     guard let (length, low, high) = utf8LeadByte(lead) else { throw error(.invalidUTF8Byte(lead), at: p) }
@@ -357,7 +363,7 @@ package struct JSONScanner {
     p += length
   }
 
-  @inline(__always) static func hexDigit(_ byte: UInt8) -> UInt8? {
+  @inlinable @inline(__always) static func hexDigit(_ byte: UInt8) -> UInt8? {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - 0x30
     case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - 0x57
@@ -375,7 +381,7 @@ package struct JSONScanner {
 
   /// Consumes a number literal and returns the double JavaScript's `JSON.parse` gives it:
   /// the correctly rounded value (`1e400` is infinity, `1e-400` is 0, `-0` keeps its sign).
-  @inline(__always)
+  @inlinable @inline(__always)
   package mutating func number() throws(JSONTokenError) -> Double {
     let start = p
     let negative = p < end && p.pointee == UInt8(ascii: "-")
@@ -424,7 +430,7 @@ package struct JSONScanner {
   }
 
   /// 10^0 … 10^22, all exact doubles.
-  static let powersOfTen: [Double] = (0...22).map { exponent in
+  @usableFromInline static let powersOfTen: [Double] = (0...22).map { exponent in
     var value = 1.0
     for _ in 0..<exponent { value *= 10 }
     return value
@@ -433,11 +439,11 @@ package struct JSONScanner {
   // MARK: Whole values
 
   /// Consumes and validates one value, nested at most `maxDepth` containers deep.
-  package mutating func skipValue(maxDepth: Int = 1000) throws(JSONTokenError) {
+  @inlinable package mutating func skipValue(maxDepth: Int = 1000) throws(JSONTokenError) {
     try skipValue(depth: 0, maxDepth: maxDepth)
   }
 
-  mutating func skipValue(depth: Int, maxDepth: Int) throws(JSONTokenError) {
+  @usableFromInline mutating func skipValue(depth: Int, maxDepth: Int) throws(JSONTokenError) {
     switch try valueStart() {
     case .object:
       guard depth < maxDepth else { throw error(.tooDeep(maxDepth), at: p) }
@@ -608,7 +614,7 @@ package enum TextPosition {
 /// What a UTF-8 lead byte allows (RFC 3629: no overlong forms, no surrogates, nothing above
 /// U+10FFFF): the sequence length and the range of its second byte (later bytes are 80…BF).
 /// Nil for a byte that cannot start a multi-byte sequence.
-@inline(__always)
+@inlinable @inline(__always)
 package func utf8LeadByte(_ lead: UInt8) -> (length: Int, secondLow: UInt8, secondHigh: UInt8)? {
   switch lead {
   case 0xC2...0xDF: (2, 0x80, 0xBF)
