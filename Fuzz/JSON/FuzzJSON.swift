@@ -1,5 +1,5 @@
 import FuzzSupport
-import ProfileJSON
+@_spi(JSONTokenizer) import ProfileJSON
 
 // Fuzz target: the JSON tokenizer and parser (ProfileJSON).
 // Invariants: parsing never crashes; the tokenizer's validating skip accepts exactly what the

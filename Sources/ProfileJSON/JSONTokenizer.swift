@@ -6,6 +6,11 @@
 // Hand-written rather than a library because the matcher needs JavaScript's reading of the
 // text (numbers as correctly rounded doubles, strings as exact code units, member order,
 // lone surrogates) and the replay path needs to scan without allocating.
+//
+// The token API is SPI (`@_spi(JSONTokenizer) public`), not `package`: Swift inlines
+// `@inlinable` code across modules only for public declarations, and the replay fast path
+// needs these calls inlined (callgrind: +23 % instructions when they are calls). Only
+// fr-profile's own targets import the SPI; it is not part of the public API (docs/api.md).
 
 #if canImport(Glibc)
   import Glibc
@@ -17,8 +22,8 @@
 
 /// Why the tokenizer stopped: what was wrong and the byte offset (from the scanned text's
 /// start) where it was found. The message is built only when asked for.
-package struct JSONTokenError: Error, Sendable {
-  package enum Kind: Sendable, Equatable {
+@_spi(JSONTokenizer) public struct JSONTokenError: Error, Sendable {
+  public enum Kind: Sendable, Equatable {
     /// A byte (or the end of input when `byte` is nil) where something else was expected.
     case unexpected(byte: UInt8?, expecting: StaticStringBox)
     case unterminatedString
@@ -33,15 +38,15 @@ package struct JSONTokenError: Error, Sendable {
     case tooDeep(Int)
   }
 
-  package var kind: Kind
-  package var offset: Int
+  public var kind: Kind
+  public var offset: Int
 
-  @inlinable package init(_ kind: Kind, offset: Int) {
+  @inlinable public init(_ kind: Kind, offset: Int) {
     self.kind = kind
     self.offset = offset
   }
 
-  package var message: String {
+  public var message: String {
     switch kind {
     case .unexpected(let byte, let expecting):
       guard let byte else { return "unexpected end of input, expected \(expecting.text)" }
@@ -65,25 +70,25 @@ package struct JSONTokenError: Error, Sendable {
 }
 
 /// A `StaticString` that can sit in an `Equatable`, `Sendable` error (what was expected).
-package struct StaticStringBox: Sendable, Equatable {
-  package let text: StaticString
-  @inlinable package init(_ text: StaticString) { self.text = text }
-  package static func == (a: Self, b: Self) -> Bool { a.text.description == b.text.description }
+@_spi(JSONTokenizer) public struct StaticStringBox: Sendable, Equatable {
+  public let text: StaticString
+  @inlinable public init(_ text: StaticString) { self.text = text }
+  public static func == (a: Self, b: Self) -> Bool { a.text.description == b.text.description }
 }
 
 /// What the next value is, by its first byte.
-package enum JSONValueStart: Sendable {
+@_spi(JSONTokenizer) public enum JSONValueStart: Sendable {
   case object, array, string, number, `true`, `false`, null
 }
 
 /// A scanned string literal: its raw bytes between the quotes (already validated: UTF-8,
 /// no raw control characters, well-formed escapes) and whether it holds escapes.
-package struct JSONStringToken {
-  package var start: UnsafePointer<UInt8>
-  package var count: Int
-  package var hasEscapes: Bool
+@_spi(JSONTokenizer) public struct JSONStringToken {
+  public var start: UnsafePointer<UInt8>
+  public var count: Int
+  public var hasEscapes: Bool
 
-  @inlinable package init(start: UnsafePointer<UInt8>, count: Int, hasEscapes: Bool) {
+  @inlinable public init(start: UnsafePointer<UInt8>, count: Int, hasEscapes: Bool) {
     self.start = start
     self.count = count
     self.hasEscapes = hasEscapes
@@ -91,7 +96,7 @@ package struct JSONStringToken {
 
   /// Whether the raw bytes equal `text`'s (only meaningful without escapes).
   @inlinable @inline(__always)
-  package func rawEquals(_ text: StaticString) -> Bool {
+  public func rawEquals(_ text: StaticString) -> Bool {
     guard text.utf8CodeUnitCount == count else { return false }
     let other = text.utf8Start
     for index in 0..<count where start[index] != other[index] { return false }
@@ -99,7 +104,7 @@ package struct JSONStringToken {
   }
 
   /// The decoded string (escapes resolved; a lone surrogate escape becomes U+FFFD).
-  package var decoded: String {
+  public var decoded: String {
     let raw = UnsafeBufferPointer(start: start, count: count)
     guard hasEscapes else { return String(decoding: raw, as: UTF8.self) }
     var out: [UInt8] = []
@@ -149,13 +154,13 @@ package struct JSONStringToken {
 
 /// A cursor over JSON text that reads one token at a time and validates as it goes
 /// (RFC 8259, strict: no comments, no trailing commas, UTF-8 per RFC 3629).
-package struct JSONScanner {
-  package let base: UnsafePointer<UInt8>
-  package let end: UnsafePointer<UInt8>
-  package var p: UnsafePointer<UInt8>
+@_spi(JSONTokenizer) public struct JSONScanner {
+  public let base: UnsafePointer<UInt8>
+  public let end: UnsafePointer<UInt8>
+  public var p: UnsafePointer<UInt8>
 
   /// A scanner over `buffer` (an empty buffer is an empty text).
-  @inlinable package init(_ buffer: UnsafeBufferPointer<UInt8>) {
+  @inlinable public init(_ buffer: UnsafeBufferPointer<UInt8>) {
     // An empty buffer may have no address; any non-null pointer with no bytes will do.
     let start = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
     base = start
@@ -164,18 +169,18 @@ package struct JSONScanner {
   }
 
   /// Byte offset of the cursor from the start of the text.
-  @inlinable @inline(__always) package var offset: Int { p - base }
-  @inlinable @inline(__always) package var atEnd: Bool { p >= end }
+  @inlinable @inline(__always) public var offset: Int { p - base }
+  @inlinable @inline(__always) public var atEnd: Bool { p >= end }
 
-  @inlinable @inline(__always) package func error(_ kind: JSONTokenError.Kind, at pointer: UnsafePointer<UInt8>) -> JSONTokenError {
+  @inlinable @inline(__always) public func error(_ kind: JSONTokenError.Kind, at pointer: UnsafePointer<UInt8>) -> JSONTokenError {
     JSONTokenError(kind, offset: pointer - base)
   }
 
-  @inlinable @inline(__always) package func unexpected(_ expecting: StaticString) -> JSONTokenError {
+  @inlinable @inline(__always) public func unexpected(_ expecting: StaticString) -> JSONTokenError {
     error(.unexpected(byte: p < end ? p.pointee : nil, expecting: StaticStringBox(expecting)), at: p)
   }
 
-  @inlinable @inline(__always) package mutating func skipWhitespace() {
+  @inlinable @inline(__always) public mutating func skipWhitespace() {
     while p < end {
       switch p.pointee {
       case 0x20, 0x0A, 0x0D, 0x09: p += 1
@@ -185,7 +190,7 @@ package struct JSONScanner {
   }
 
   /// The kind of value starting at the cursor (after whitespace), without consuming it.
-  @inlinable @inline(__always) package func valueStart() throws(JSONTokenError) -> JSONValueStart {
+  @inlinable @inline(__always) public func valueStart() throws(JSONTokenError) -> JSONValueStart {
     guard p < end else { throw unexpected("a value") }
     switch p.pointee {
     case UInt8(ascii: "{"): return .object
@@ -200,7 +205,8 @@ package struct JSONScanner {
   }
 
   /// Whether the whole text has been consumed, whitespace aside.
-  package mutating func expectEnd() throws(JSONTokenError) {
+  @inlinable
+  public mutating func expectEnd() throws(JSONTokenError) {
     skipWhitespace()
     if p < end { throw unexpected("end of input") }
   }
@@ -209,7 +215,7 @@ package struct JSONScanner {
 
   /// At `{`: consumes it and the first key with its colon; nil (and the `}`) for `{}`.
   @inlinable @inline(__always)
-  package mutating func openObject() throws(JSONTokenError) -> JSONStringToken? {
+  public mutating func openObject() throws(JSONTokenError) -> JSONStringToken? {
     p += 1
     skipWhitespace()
     if p < end && p.pointee == UInt8(ascii: "}") {
@@ -221,7 +227,7 @@ package struct JSONScanner {
 
   /// After a member's value: the next key with its colon, or nil (consuming the `}`).
   @inlinable @inline(__always)
-  package mutating func nextKey() throws(JSONTokenError) -> JSONStringToken? {
+  public mutating func nextKey() throws(JSONTokenError) -> JSONStringToken? {
     skipWhitespace()
     guard p < end else { throw unexpected("',' or '}'") }
     switch p.pointee {
@@ -236,7 +242,7 @@ package struct JSONScanner {
     }
   }
 
-  @inlinable @inline(__always)
+  @inlinable
   mutating func keyAndColon() throws(JSONTokenError) -> JSONStringToken {
     guard p < end, p.pointee == UInt8(ascii: "\"") else { throw unexpected("a string key") }
     let key = try string()
@@ -249,7 +255,7 @@ package struct JSONScanner {
 
   /// At `[`: consumes it; false (and the `]`) for `[]`, else the cursor is at the first element.
   @inlinable @inline(__always)
-  package mutating func openArray() -> Bool {
+  public mutating func openArray() -> Bool {
     p += 1
     skipWhitespace()
     if p < end && p.pointee == UInt8(ascii: "]") {
@@ -261,7 +267,7 @@ package struct JSONScanner {
 
   /// After an element: true at the next element, false (consuming the `]`) at the end.
   @inlinable @inline(__always)
-  package mutating func nextElement() throws(JSONTokenError) -> Bool {
+  public mutating func nextElement() throws(JSONTokenError) -> Bool {
     skipWhitespace()
     guard p < end else { throw unexpected("',' or ']'") }
     switch p.pointee {
@@ -280,7 +286,7 @@ package struct JSONScanner {
 
   /// Consumes `true`, `false` or `null`.
   @inlinable @inline(__always)
-  package mutating func literal(_ word: StaticString) throws(JSONTokenError) {
+  public mutating func literal(_ word: StaticString) throws(JSONTokenError) {
     let count = word.utf8CodeUnitCount
     let start = word.utf8Start
     for index in 0..<count {
@@ -294,7 +300,7 @@ package struct JSONScanner {
 
   /// Consumes a string literal (the cursor is at its opening quote) and validates it.
   @inlinable @inline(__always)
-  package mutating func string() throws(JSONTokenError) -> JSONStringToken {
+  public mutating func string() throws(JSONTokenError) -> JSONStringToken {
     let quote = p
     p += 1
     let start = p
@@ -382,7 +388,7 @@ package struct JSONScanner {
   /// Consumes a number literal and returns the double JavaScript's `JSON.parse` gives it:
   /// the correctly rounded value (`1e400` is infinity, `1e-400` is 0, `-0` keeps its sign).
   @inlinable @inline(__always)
-  package mutating func number() throws(JSONTokenError) -> Double {
+  public mutating func number() throws(JSONTokenError) -> Double {
     let start = p
     let negative = p < end && p.pointee == UInt8(ascii: "-")
     if negative { p += 1 }
@@ -439,7 +445,7 @@ package struct JSONScanner {
   // MARK: Whole values
 
   /// Consumes and validates one value, nested at most `maxDepth` containers deep.
-  @inlinable package mutating func skipValue(maxDepth: Int = 1000) throws(JSONTokenError) {
+  @inlinable public mutating func skipValue(maxDepth: Int = 1000) throws(JSONTokenError) {
     try skipValue(depth: 0, maxDepth: maxDepth)
   }
 
@@ -615,7 +621,7 @@ package enum TextPosition {
 /// U+10FFFF): the sequence length and the range of its second byte (later bytes are 80…BF).
 /// Nil for a byte that cannot start a multi-byte sequence.
 @inlinable @inline(__always)
-package func utf8LeadByte(_ lead: UInt8) -> (length: Int, secondLow: UInt8, secondHigh: UInt8)? {
+func utf8LeadByte(_ lead: UInt8) -> (length: Int, secondLow: UInt8, secondHigh: UInt8)? {
   switch lead {
   case 0xC2...0xDF: (2, 0x80, 0xBF)
   case 0xE0: (3, 0xA0, 0xBF)

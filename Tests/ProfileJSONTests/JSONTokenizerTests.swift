@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ProfileJSON
+@_spi(JSONTokenizer) @testable import ProfileJSON
 
 /// The shared tokenizer: tokens, extents over split input, positions, and JavaScript equality.
 @Suite struct JSONTokenizerTests {

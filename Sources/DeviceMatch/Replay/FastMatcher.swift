@@ -5,7 +5,7 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import ProfileJSON
+@_spi(JSONTokenizer) import ProfileJSON
 
 /// The replay engine's fast path: it validates and matches a stored profile's JSON text in
 /// one pass of the shared tokenizer (`JSONScanner`), without building a tree, against an
