@@ -22,7 +22,7 @@ RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --stat
 
 .PHONY: run test build release install bench deps-build deps-test deps-bench clean fuzz fuzz-build fuzz-replay-corpus
 
-# In-process libFuzzer targets (Fuzz/README.md): `make fuzz` runs each for FUZZ_SECONDS;
+# In-process libFuzzer targets (README "Fuzzing"): `make fuzz` runs each for FUZZ_SECONDS;
 # `make test` replays the seed corpus and runs each for FUZZ_TEST_SECONDS.
 FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer
 FUZZ_SECONDS ?= 600

@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
+    .library(name: "JourneyProfiler", targets: ["JourneyProfiler"]),
     .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
   ],
   dependencies: [
@@ -24,6 +25,7 @@ let package = Package(
       dependencies: [
         "Collectors",
         "Journey",
+        "JourneyProfiler",
         "ProfileCLI",
         "ProfileJSON",
         "DeviceMatch",
@@ -37,6 +39,7 @@ let package = Package(
       dependencies: [
         "Collectors",
         "Journey",
+        "JourneyProfiler",
         "JourneyHTTP",
         "ProfileCLI",
         "ProfileJSON",
@@ -65,9 +68,13 @@ let package = Package(
     ),
     // libudev (displays, cameras, bluetooth); only Collectors/System/Udev.swift imports it.
     .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
-    // AM's authenticate protocol for journey clients: steps, callbacks, answering
-    // DeviceProfileCallback. A layer above Collectors: collection knows nothing of AM.
-    .target(name: "Journey", dependencies: ["Collectors", "ProfileJSON"]),
+    // AM's authenticate protocol for journey clients: steps, callbacks, the walk, server text
+    // made printable. Only the JSON value: an embedder who needs the protocol pulls no
+    // libudev or swift-crypto.
+    .target(name: "Journey", dependencies: ["ProfileJSON"]),
+    // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
+    // protocol and Collectors. Collection knows nothing of AM.
+    .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
@@ -76,7 +83,7 @@ let package = Package(
       dependencies: ["Collectors", "ProfileJSON"],
       exclude: ["Fixtures"]
     ),
-    .testTarget(name: "JourneyTests", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
+    .testTarget(name: "JourneyTests", dependencies: ["Journey", "JourneyProfiler", "Collectors", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
     // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
@@ -95,7 +102,7 @@ let package = Package(
       name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"])]
     ),
-    // In-process libFuzzer targets (Fuzz/README.md, `make fuzz`). Built as usual they replay
+    // In-process libFuzzer targets (README "Fuzzing", `make fuzz`). Built as usual they replay
     // the files they are given (the seed corpus, past crashes) in `make test`; built with
     // -DFUZZING -sanitize=fuzzer,address, libFuzzer drives them.
     .target(name: "FuzzDriver", path: "Fuzz/Driver"),
@@ -112,7 +119,8 @@ let package = Package(
     .executableTarget(
       name: "fuzz-journey-step", dependencies: ["FuzzSupport", "Journey", "ProfileJSON"], path: "Fuzz/JourneyStep"),
     .executableTarget(
-      name: "fuzz-callback-answerer", dependencies: ["FuzzSupport", "Collectors", "Journey", "ProfileJSON"],
+      name: "fuzz-callback-answerer",
+      dependencies: ["FuzzSupport", "Collectors", "Journey", "JourneyProfiler", "ProfileJSON"],
       path: "Fuzz/CallbackAnswerer"),
   ]
 )

@@ -1,9 +1,10 @@
 import Collectors
 import FuzzSupport
 import Journey
+import JourneyProfiler
 import ProfileJSON
 
-// Fuzz target: the DeviceProfileCallback answerer (Journey's `DeviceProfiler.answer`;
+// Fuzz target: the DeviceProfileCallback answerer (JourneyProfiler's `DeviceProfiler.answer`;
 // engineer 11's sources, called through the public entry point only). No collectors run,
 // so each input costs only the answering itself.
 // Invariants: no crash; an answered step still parses after writing, and each answered

@@ -34,19 +34,43 @@ public struct AuthenticateStep: Sendable, Equatable {
   /// `tokenId` of a success body.
   public var tokenId: String? { body["tokenId"]?.stringValue }
 
+  /// The most callbacks a step may have before a client refuses it (`tooManyCallbacks`): AM's
+  /// nodes send a handful; a hostile server could send 10⁵ to exhaust the client.
+  public static let defaultMaximumCallbacks = 256
+
   /// Sets `callbacks[callback].input[input].value`, keeping the input's name and everything else.
   public mutating func setInput(callback: Int, input: Int = 0, value: JSON) throws(JourneyError) {
-    guard case .array(var items)? = body["callbacks"], items.indices.contains(callback),
-      case .object(var object) = items[callback]
-    else { throw .malformedCallback(index: callback, reason: "no such callback") }
-    guard case .array(var inputs)? = object["input"], inputs.indices.contains(input),
-      case .object(var field) = inputs[input]
-    else { throw .malformedCallback(index: callback, reason: "it has no input[\(input)] object") }
-    field["value"] = value
-    inputs[input] = .object(field)
-    object["input"] = .array(inputs)
-    items[callback] = .object(object)
-    body["callbacks"] = .array(items)
+    try setInputs([(callback, value)], input: input)
+  }
+
+  /// Sets `input[input].value` of several callbacks in one pass, in time linear in the step:
+  /// the callbacks array is taken out of the body while it is changed, so nothing is copied.
+  /// Throws before changing anything when one of them has no such input.
+  public mutating func setInputs(_ values: [(callback: Int, value: JSON)], input: Int = 0) throws(JourneyError) {
+    guard let position = body.members.firstIndex(where: { $0.key == "callbacks" }),
+      case .array(var items) = body.members[position].value
+    else { throw .malformedCallback(index: values.first?.callback ?? 0, reason: "no such callback") }
+    for (callback, _) in values {
+      guard items.indices.contains(callback), case .object(let object) = items[callback] else {
+        throw .malformedCallback(index: callback, reason: "no such callback")
+      }
+      guard case .array(let inputs)? = object["input"], inputs.indices.contains(input), case .object = inputs[input] else {
+        throw .malformedCallback(index: callback, reason: "it has no input[\(input)] object")
+      }
+    }
+    body.members[position].value = .null  // the only reference to the array is now `items`
+    for (callback, value) in values {
+      guard case .object(var object) = items[callback] else { continue }
+      items[callback] = .null
+      guard case .array(var inputs)? = object["input"], case .object(var field) = inputs[input] else { continue }
+      object["input"] = .null
+      inputs[input] = .null
+      field["value"] = value
+      inputs[input] = .object(field)
+      object["input"] = .array(inputs)
+      items[callback] = .object(object)
+    }
+    body.members[position].value = .array(items)
   }
 
   /// The body to post back, compact.
@@ -94,6 +118,10 @@ public enum JourneyError: Error, Equatable, CustomStringConvertible {
   case notAStep
   /// The journey did not end within this many steps.
   case tooManySteps(Int)
+  /// A step has more callbacks than the client answers.
+  case tooManyCallbacks(count: Int, limit: Int)
+  /// The journey did not end within this many seconds.
+  case timeLimit(seconds: Double)
 
   public var description: String {
     switch self {
@@ -108,6 +136,9 @@ public enum JourneyError: Error, Equatable, CustomStringConvertible {
       "the server answered HTTP \(status)\(message.isEmpty ? "" : ": \(message)"); expected an AM authenticate response"
     case .notAStep: "the server's answer has neither \"callbacks\" nor \"tokenId\": it is not an AM authenticate response"
     case .tooManySteps(let count): "the journey did not end within \(count) steps"
+    case .tooManyCallbacks(let count, let limit): "the step has \(count) callbacks, more than the \(limit) a client answers"
+    case .timeLimit(let seconds):
+      "the journey did not end within \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s"
     }
   }
 }

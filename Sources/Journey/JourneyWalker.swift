@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 import ProfileJSON
 
 /// Where a journey starts: AM's authenticate endpoint for a realm and a tree.
@@ -66,6 +71,14 @@ public struct JourneyWalker {
   public var answer: (_ step: inout AuthenticateStep) throws -> Void
   /// Steps after which the walk gives up (a tree that loops).
   public var maximumSteps = 100
+  /// The most callbacks a step may have (`JourneyError.tooManyCallbacks`), checked before
+  /// anything is answered.
+  public var maximumCallbacks = AuthenticateStep.defaultMaximumCallbacks
+  /// Seconds the whole walk may take (`JourneyError.timeLimit`), answering included; nil for
+  /// no limit. `post` gets the time left through `remainingTime`.
+  public var maximumTime: Double?
+  /// The clock, in seconds (monotonic); replaceable in tests.
+  public var now: () -> Double = JourneyWalker.monotonicSeconds
 
   public init(
     post: @escaping (_ url: String, _ body: [UInt8]) throws -> (status: Int, body: [UInt8]),
@@ -80,7 +93,9 @@ public struct JourneyWalker {
   public func walk(_ endpoint: AuthenticateEndpoint) throws -> JourneyOutcome {
     let url = endpoint.url
     var body = Array("{}".utf8)
+    let deadline = maximumTime.map { now() + $0 }
     for _ in 0..<maximumSteps {
+      if let deadline, let maximumTime, now() >= deadline { throw JourneyError.timeLimit(seconds: maximumTime) }
       let response = try post(url, body)
       switch response.status {
       case 200:
@@ -88,8 +103,12 @@ public struct JourneyWalker {
         if step.tokenId != nil || (step.callbacks == nil && step.body["successUrl"] != nil) {
           return .success(step.body)
         }
-        guard step.callbacks != nil else { throw JourneyError.notAStep }
+        guard let callbacks = step.callbacks else { throw JourneyError.notAStep }
+        guard callbacks.count <= maximumCallbacks else {
+          throw JourneyError.tooManyCallbacks(count: callbacks.count, limit: maximumCallbacks)
+        }
         try answer(&step)
+        if let deadline, let maximumTime, now() >= deadline { throw JourneyError.timeLimit(seconds: maximumTime) }
         body = Array(step.text.utf8)
       case 401:
         let parsed = try? AuthenticateStep(parsing: response.body)
@@ -102,6 +121,13 @@ public struct JourneyWalker {
       }
     }
     throw JourneyError.tooManySteps(maximumSteps)
+  }
+
+  /// Seconds on the monotonic clock.
+  public static func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
   }
 
   /// The first line of a non-JSON body, shortened, for an error message.

@@ -23,6 +23,8 @@ public enum HTTPError: Error, Equatable, CustomStringConvertible {
   case badCAFile(path: String, reason: String)
   /// Anything else libcurl reports (a malformed URL, an unsupported scheme).
   case failed(url: String, reason: String)
+  /// The response body was larger than the client accepts; the transfer was stopped there.
+  case responseTooLarge(url: String, limit: Int)
 
   public var description: String {
     switch self {
@@ -36,6 +38,8 @@ public enum HTTPError: Error, Equatable, CustomStringConvertible {
       "cannot use the CA certificate file \(path): \(reason). It must hold PEM certificates."
     case .failed(let url, let reason):
       "request to \(url) failed: \(reason)."
+    case .responseTooLarge(let url, let limit):
+      "the response from \(url) is larger than \(limit) bytes; stopped reading. An AM authenticate response is a few KB; raise --max-response-size if this server's are larger."
     }
   }
 }
@@ -54,22 +58,31 @@ public final class HTTPClient {
   public let timeout: Double
   /// PEM file of the CAs to trust instead of the system store; nil for the system store.
   public let caFile: String?
+  /// The largest response body accepted, in bytes (`HTTPError.responseTooLarge` beyond it):
+  /// a hostile server cannot make the client hold gigabytes.
+  public let maximumResponseSize: Int
+
+  /// The default `maximumResponseSize`: 1 MiB.
+  public static let defaultMaximumResponseSize = 1 << 20
   private let handle: UnsafeMutableRawPointer
 
   private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-  public init(timeout: Double, caFile: String? = nil) {
+  public init(timeout: Double, caFile: String? = nil, maximumResponseSize: Int = HTTPClient.defaultMaximumResponseSize) {
     _ = Self.globalInit
     self.timeout = timeout
     self.caFile = caFile
+    self.maximumResponseSize = maximumResponseSize
     handle = curl_easy_init()
   }
 
   deinit { curl_easy_cleanup(handle) }
 
-  /// POSTs `body` to `url` with `headers` ("Name: value"); any status is a response.
-  public func post(_ url: String, headers: [String], body: [UInt8]) throws(HTTPError) -> HTTPResponse {
-    let sink = ResponseSink()
+  /// POSTs `body` to `url` with `headers` ("Name: value"); any status is a response. `timeout`
+  /// (seconds) replaces the client's for this request, e.g. the time a journey has left.
+  public func post(_ url: String, headers: [String], body: [UInt8], timeout requestTimeout: Double? = nil) throws(HTTPError) -> HTTPResponse {
+    let timeout = requestTimeout ?? self.timeout
+    let sink = ResponseSink(limit: maximumResponseSize)
     var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     var list: UnsafeMutablePointer<curl_slist>? = nil
     for header in headers { list = curl_slist_append(list, header) }
@@ -94,6 +107,10 @@ public final class HTTPClient {
                   { data, size, count, context in
                     let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
                     let total = size * count
+                    guard sink.bytes.count + total <= sink.limit else {
+                      sink.overflowed = true
+                      return 0  // libcurl stops the transfer: CURLE_WRITE_ERROR
+                    }
                     if let data { sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: total)) }
                     return total
                   }),
@@ -122,6 +139,7 @@ public final class HTTPClient {
     _ = fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil)
     _ = fr_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
 
+    if sink.overflowed { throw .responseTooLarge(url: url, limit: maximumResponseSize) }
     guard code == CURLE_OK else {
       let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
       let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
@@ -153,4 +171,7 @@ public final class HTTPClient {
 /// Collects the body libcurl hands to the write callback.
 private final class ResponseSink {
   var bytes: [UInt8] = []
+  let limit: Int
+  var overflowed = false
+  init(limit: Int) { self.limit = limit }
 }

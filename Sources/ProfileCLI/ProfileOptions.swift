@@ -97,6 +97,7 @@ package struct ProfileSettings: Equatable {
   package func identifier(_ system: SystemSource) throws -> String {
     let identifier: String
     let store = try keyStore()
+    if verbose { detail("state directory \(store.directory)") }
     do { identifier = try store.identifier(for: system) } catch { throw Failure(error) }
     if !identifier.contains("-") {
       note("no usable /etc/machine-id: the identifier is the key part alone (the iOS SDK's shape).")

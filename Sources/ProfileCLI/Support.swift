@@ -18,9 +18,77 @@ package struct Failure: Error, CustomStringConvertible {
   }
 
   package init(_ error: IdentityError) {
-    self.init(code: error.exitCode, error.description)
+    self.init(code: error.exitCode, error.message)
   }
 }
+
+/// The command line's reading of identity errors: an exit code and what to do.
+extension IdentityError {
+  /// The sysexits code for this failure.
+  package var exitCode: Int32 {
+    switch self {
+    case .noStateDirectory: 78  // EX_CONFIG
+    case .stateDirectoryNotADirectory, .cannotCreateStateDirectory, .cannotWriteKey: 73  // EX_CANTCREAT
+    case .stateDirectoryForeignOwner, .stateDirectoryInsecure, .stateDirectoryUnsafe, .keyNotARegularFile,
+      .keyForeignOwner, .keyInsecureMode:
+      77  // EX_NOPERM
+    case .keyUnreadable(_, let errno), .stateDirectoryUnreadable(_, let errno):
+      errno == EACCES || errno == EPERM ? 77 : 74  // EX_NOPERM, EX_IOERR
+    case .keyCorrupt, .keyMismatch: 65  // EX_DATAERR
+    case .keyMissing: 66  // EX_NOINPUT
+    }
+  }
+
+  /// One line: what is wrong and what to do, naming the flags and commands that help.
+  package var message: String {
+    let me = geteuid()
+    switch self {
+    case .noStateDirectory:
+      return "no state directory: HOME is not set. Set FR_PROFILE_HOME or pass --state-dir DIR."
+    case .stateDirectoryNotADirectory(let path):
+      return "the state directory \(path) is not a directory (or is a symbolic link). Remove it or pass another --state-dir."
+    case .stateDirectoryForeignOwner(let path, let owner):
+      return "the state directory \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as its owner or pass your own --state-dir."
+    case .stateDirectoryInsecure(let path, let mode):
+      return "the state directory \(path) has mode \(octalText(mode)); others could replace the device key. Run 'chmod 700 \(path)'."
+    case .stateDirectoryUnsafe(let path, let ancestor, let reason):
+      switch reason {
+      case .ancestorOwner(let uid):
+        return "the state directory \(path) is unsafe: \(ancestor) belongs to uid \(uid), who could swap it. Use a --state-dir whose parents belong to root or to you."
+      case .ancestorWritable(let mode):
+        return "the state directory \(path) is unsafe: \(ancestor) (mode \(octalText(mode))) is writable by others, who could swap it. Run 'chmod go-w \(ancestor)' or use another --state-dir."
+      case .rootDirectory:
+        return "the state directory cannot be /. Pass a directory of its own with --state-dir."
+      }
+    case .cannotCreateStateDirectory(let path, let errno):
+      return "cannot create the state directory \(path): \(errnoText(errno)). Pass a writable --state-dir or set FR_PROFILE_HOME."
+    case .stateDirectoryUnreadable(let path, let errno):
+      return "cannot open \(path) on the way to the state directory: \(errnoText(errno)). Check its owner and mode, or pass another --state-dir."
+    case .cannotWriteKey(let path, let errno):
+      return "cannot create the device key in \(path): \(errnoText(errno)). Make the directory writable by you or pass another --state-dir."
+    case .keyNotARegularFile(let path):
+      return "the device key file \(path) is not a regular file (a link, FIFO or directory). Move it away; restore the key from a backup if it is the private key."
+    case .keyForeignOwner(let path, let owner):
+      return "the device key file \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as the key's owner, or 'chown' it back."
+    case .keyInsecureMode(let path, let mode):
+      return path.hasSuffix(".pem")
+        ? "the device key \(path) has mode \(octalText(mode)): others may have read it. Run 'chmod 600 \(path)', or 'fr-profile identifier --reset' if it may have leaked."
+        : "the device key file \(path) has mode \(octalText(mode)): others could change it. Run 'chmod go-w \(path)'."
+    case .keyUnreadable(let path, let errno):
+      return "cannot read the device key at \(path): \(errnoText(errno)). Check its owner and mode (0600), or run 'fr-profile identifier --reset'."
+    case .keyCorrupt(let path, let reason):
+      return "the device key \(path) is corrupt (\(reason)). Restore it from a backup, or run 'fr-profile identifier --reset' to make a new identity."
+    case .keyMismatch(let path):
+      return "the public key cached beside \(path) does not belong to it. Delete the .pub file to rebuild it from the key."
+    case .keyMissing(let path, let backups):
+      return "the device key \(path) is missing, but earlier keys are kept (\(backups.last ?? "")): restore one with 'mv BACKUP \(path)', or run 'fr-profile identifier --reset' to make a new identity."
+    }
+  }
+}
+
+func octalText(_ mode: UInt32) -> String { "0" + String(mode, radix: 8) }
+
+func errnoText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
 /// Runs `body`; a `Failure` becomes "fr-profile: error: …" on stderr and its exit code.
 package func reportingFailures(_ body: () throws -> Void) throws {
@@ -36,6 +104,15 @@ package func writeStandardError(_ text: String) {
   _ = writeAll(2, Array(text.utf8))
 }
 
+/// The one warning for a profile above AM's default Maximum Profile Size (3 KB), for
+/// `collect`, `callback` and `journey` alike. `subject` names it, e.g. "the profile for
+/// callbacks[2]".
+package func warnIfOversized(_ size: Int, subject: String = "the profile") {
+  guard size > DeviceProfile.defaultMaximumSize else { return }
+  writeStandardError(
+    "fr-profile: warning: \(subject) is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes; the Device Profile Collector node may reject it.\n")
+}
+
 package func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }
 package func detail(_ text: String) { writeStandardError("fr-profile: detail: \(text)\n") }
 
@@ -46,27 +123,103 @@ package func printOutput(_ text: String) throws {
   }
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename.
-/// A reader sees the old file or the new one, never a torn one.
+/// Writes `text` to `path` atomically: readers see the old file or the new one, whole.
+///
+/// The directory is opened once and everything happens relative to it: the new file is an
+/// unnamed `O_TMPFILE` (else an `O_EXCL | O_NOFOLLOW` file with a random name), fsynced, linked
+/// under a random temporary name and renamed over `path`, then the directory is fsynced. No
+/// predictable name exists for another user to plant a link at. A `path` that exists and is
+/// not a regular file (a link, a FIFO, a device, a directory) is refused, not replaced. The
+/// new file keeps a replaced file's mode, and its owner and group where the caller may set
+/// them (root); a new file gets 0644 less the umask. Stale temporaries of earlier runs killed
+/// half-way (ours, older than a minute) are removed.
 package func writeFileAtomically(_ path: String, _ text: String) throws {
   let slash = path.lastIndex(of: "/")
-  let directory = slash.map { String(path[..<$0]) } ?? "."
-  let temporary = (directory.isEmpty ? "" : directory) + "/.fr-profile.tmp.\(getpid())"
-  let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-  guard fd >= 0 else {
+  let directory = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
+  let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+  guard !name.isEmpty, name != ".", name != ".." else {
+    throw Failure(code: 73, "cannot write \(path): not a file name. Name the file to write, e.g. --output \(path.hasSuffix("/") ? path : path + "/")profile.json.")
+  }
+  func failure(_ code: Int32, _ what: String, _ error: Int32) -> Failure {
+    Failure(code: code, "\(what) \(path): \(String(cString: strerror(error))).")
+  }
+  let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+  guard dir >= 0 else {
     throw Failure(code: 73, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory exists and is writable.")
   }
-  let ok = writeAll(fd, Array(text.utf8)) && fsync(fd) == 0
-  let code = errno
-  close(fd)
-  guard ok else {
-    unlink(temporary)
-    throw Failure(code: 74, "cannot write \(path): \(String(cString: strerror(code))).")
+  defer { close(dir) }
+  var existing = stat()
+  var replacing = false
+  if fstatat(dir, name, &existing, AT_SYMLINK_NOFOLLOW) == 0 {
+    guard existing.st_mode & S_IFMT == S_IFREG else {
+      throw Failure(code: 73, "cannot write \(path): it exists and is not a regular file (a link, FIFO, device or directory); fr-profile replaces only regular files. Remove it or choose another --output.")
+    }
+    replacing = true
   }
-  guard rename(temporary, path) == 0 else {
-    let code = errno
-    unlink(temporary)
-    throw Failure(code: 73, "cannot replace \(path): \(String(cString: strerror(code))).")
+  removeStaleOutputTemporaries(dir)
+  var fd = access("/proc/self/fd", X_OK) == 0 ? openat(dir, ".", outputTmpfileFlag | O_WRONLY | O_CLOEXEC, 0o644) : -1
+  var temporary: String?
+  if fd < 0 {
+    for _ in 0..<16 {
+      let candidate = outputTemporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+      fd = openat(dir, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+      if fd >= 0 {
+        temporary = candidate
+        break
+      }
+      guard errno == EEXIST else { break }
+    }
+    guard fd >= 0 else {
+      throw Failure(code: 73, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory is writable.")
+    }
+  }
+  defer {
+    close(fd)
+    if let temporary { unlinkat(dir, temporary, 0) }
+  }
+  if replacing {
+    if fchown(fd, existing.st_uid, existing.st_gid) != 0 && existing.st_uid == geteuid() {
+      _ = fchown(fd, uid_t.max, existing.st_gid)  // our file, another group: keep what we may
+    }
+    fchmod(fd, existing.st_mode & 0o7777 & ~mode_t(S_ISUID | S_ISGID))
+  }
+  guard writeAll(fd, Array(text.utf8)), fsync(fd) == 0 else { throw failure(74, "cannot write", errno) }
+  if temporary == nil {
+    // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link does not.
+    for _ in 0..<16 {
+      let candidate = outputTemporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+      if linkat(AT_FDCWD, "/proc/self/fd/\(fd)", dir, candidate, AT_SYMLINK_FOLLOW) == 0 {
+        temporary = candidate
+        break
+      }
+      guard errno == EEXIST else { throw failure(73, "cannot write", errno) }
+    }
+  }
+  guard let linked = temporary else { throw failure(73, "cannot write", EEXIST) }
+  guard renameat(dir, linked, dir, name) == 0 else { throw failure(73, "cannot replace", errno) }
+  temporary = nil
+  fsync(dir)
+}
+
+let outputTemporaryPrefix = ".fr-profile.tmp-"
+let outputTmpfileFlag: Int32 = 0o20000000 | O_DIRECTORY  // O_TMPFILE, which Glibc's module does not import
+
+/// Removes `.fr-profile.tmp-*` files a killed run left in `dir`: regular, ours, older than a
+/// minute (a younger one may be a concurrent run's).
+func removeStaleOutputTemporaries(_ dir: Int32) {
+  let copy = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+  guard copy >= 0, let stream = fdopendir(copy) else { return }
+  defer { closedir(stream) }
+  let now = Int(time(nil))
+  let me = geteuid()
+  while let entry = readdir(stream) {
+    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    guard name.hasPrefix(outputTemporaryPrefix) || name.hasPrefix(".fr-profile.tmp.") else { continue }
+    var info = stat()
+    guard fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == me,
+      now - Int(info.st_mtim.tv_sec) > 60
+    else { continue }
+    unlinkat(dir, name, 0)
   }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Collectors
 import Journey
+import JourneyProfiler
 import JourneyHTTP
 import ProfileCLI
 import ProfileJSON
@@ -34,7 +35,15 @@ struct JourneyCommand: ParsableCommand {
       device key are never printed.
 
       TLS is always verified: against the system CAs, or with --cacert only \
-      against the CAs in that file.
+      against the CAs in that file. Plain http:// is refused except to a \
+      loopback address (localhost, 127.0.0.0/8, ::1) or with --insecure-http, \
+      which sends the password in clear and says so.
+
+      The server is not trusted with this machine: a response larger than \
+      --max-response-size (1 MiB) is refused, a step with more than 256 \
+      callbacks is refused, the journey ends after 100 steps or --max-time \
+      seconds, and everything the server says is printed with control \
+      characters replaced and the password hidden.
 
       EXIT CODES:
         0   success: the token (or the --json body) is on stdout
@@ -48,8 +57,12 @@ struct JourneyCommand: ParsableCommand {
         68  cannot connect: unknown host, connection refused or dropped
         69  fr-profile-journey is not installed next to fr-profile
         73, 74, 77, 78  as for collect (state directory, key, permissions)
-        75  timed out: no response within --timeout
-        76  the server's answer is not an AM authenticate response
+        66  the device key is missing but backups of it exist (see 'identifier')
+        75  timed out: no response within --timeout, or the journey took longer
+            than --max-time
+        76  the server's answer is not an AM authenticate response, is larger
+            than --max-response-size, has too many callbacks, or the journey
+            did not end within 100 steps
 
       EXAMPLES:
         fr-profile journey --server https://am.example.com/am \\
@@ -93,6 +106,17 @@ struct JourneyCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
   var timeout: Double = 30
 
+  @Option(name: .customLong("max-time"), help: ArgumentHelp("Seconds the whole journey may take, answering included.", valueName: "SECONDS"))
+  var maxTime: Double = 300
+
+  @Option(
+    name: .customLong("max-response-size"),
+    help: ArgumentHelp("The largest response body accepted, in bytes (default 1 MiB).", valueName: "BYTES"))
+  var maxResponseSize: Int = HTTPClient.defaultMaximumResponseSize
+
+  @Flag(name: .customLong("insecure-http"), help: "Allow a plain http:// --server that is not on this machine (the password travels in clear).")
+  var insecureHTTP = false
+
   @Flag(help: "Print AM's whole success JSON instead of the token alone.")
   var json = false
 
@@ -102,6 +126,14 @@ struct JourneyCommand: ParsableCommand {
     }
     guard !tree.isEmpty else { throw ValidationError("--tree needs a tree name.") }
     guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
+    guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
+    guard maxResponseSize >= 1024, maxResponseSize <= 1 << 30 else {
+      throw ValidationError("--max-response-size must be between 1024 and 1073741824 bytes.")
+    }
+    if server.hasPrefix("http://"), !insecureHTTP, !Self.isLoopback(server) {
+      throw ValidationError(
+        "--server \(server) is plain http://: the password would travel in clear. Use https://, or pass --insecure-http to accept that.")
+    }
     if choices.contains(where: { $0 < 0 }) { throw ValidationError("--choice takes an option index: 0, 1, 2, …") }
   }
 
@@ -112,9 +144,12 @@ struct JourneyCommand: ParsableCommand {
       if let cacert, access(cacert, R_OK) != 0 {
         throw Failure(code: 66, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
       }
+      if server.hasPrefix("http://"), !Self.isLoopback(server) {
+        writeStandardError("fr-profile: warning: --insecure-http: talking plain http to \(server); the password and the session token travel in clear.\n")
+      }
       let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
       let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
-      let client = HTTPClient(timeout: timeout, caFile: cacert)
+      let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
       let endpoint = AuthenticateEndpoint(server: server, realm: realm, tree: tree)
       let headers = [
         AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
@@ -122,35 +157,54 @@ struct JourneyCommand: ParsableCommand {
         // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
         "Expect:",
       ]
-      let walker = JourneyWalker(
+      let timeout = timeout
+      let maxTime = maxTime
+      let started = JourneyWalker.monotonicSeconds()
+      var walker = JourneyWalker(
         post: { url, body in
           if settings.verbose { detail("POST \(url)") }
-          let response = try client.post(url, headers: headers, body: body)
+          let left = maxTime - (JourneyWalker.monotonicSeconds() - started)
+          guard left > 0 else { throw JourneyError.timeLimit(seconds: maxTime) }
+          let response: HTTPResponse
+          do throws(HTTPError) {
+            response = try client.post(url, headers: headers, body: body, timeout: min(timeout, left))
+          } catch {
+            if case .timedOut = error, left < timeout { throw JourneyError.timeLimit(seconds: maxTime) }
+            throw error
+          }
           if settings.verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
           return (response.status, response.body)
         },
         answer: { step in try answerer.answer(&step) })
+      walker.maximumTime = maxTime
 
       let outcome: JourneyOutcome
       do {
         outcome = try walker.walk(endpoint)
       } catch let error as HTTPError {
-        throw Failure(code: Self.exitCode(error), error.description)
+        throw Failure(code: Self.exitCode(error), answerer.printable(error.description, singleLine: true))
       } catch let error as JourneyError {
-        if case .unsupportedCallback = error { throw Failure(code: StepAnswerer.cannotAnswer, error.description + ".") }
-        throw Failure(code: 76, error.description + ".")
+        let message = answerer.printable(error.description + ".", singleLine: true)
+        switch error {
+        case .unsupportedCallback: throw Failure(code: StepAnswerer.cannotAnswer, message)
+        case .timeLimit: throw Failure(code: 75, message + " Raise --max-time if the journey needs longer.")
+        default: throw Failure(code: 76, message)
+        }
+      } catch let failure as Failure {
+        throw Failure(code: failure.code, answerer.printable(failure.description, singleLine: true))
       }
       switch outcome {
       case .success(let body):
         if json {
-          try printOutput(JSONWriter.compact(.object(body)) + "\n")
+          let shown = ServerText.hiding(answerer.secrets, in: .object(body))
+          try printOutput(ServerText.escapingControls(inJSON: JSONWriter.compact(shown)) + "\n")
         } else if let token = body["tokenId"]?.stringValue {
-          try printOutput(token + "\n")
+          try printOutput(answerer.printable(token, singleLine: true) + "\n")
         } else {
           note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
         }
       case .failure(let message, _):
-        throw Failure(code: 1, "authentication failed: \(message)")
+        throw Failure(code: 1, "authentication failed: \(answerer.printable(message, singleLine: true))")
       }
     }
   }
@@ -161,7 +215,25 @@ struct JourneyCommand: ParsableCommand {
     case .cannotConnect, .failed: 68
     case .tls: 67
     case .badCAFile: 66
+    case .responseTooLarge: 76
     }
+  }
+
+  /// Whether the URL's host is this machine: `localhost`, 127.0.0.0/8 or `::1`.
+  static func isLoopback(_ url: String) -> Bool {
+    guard let schemeEnd = url.firstRange(of: "://") else { return false }
+    var authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+    let host: Substring
+    if authority.hasPrefix("[") {
+      host = authority.dropFirst().prefix { $0 != "]" }
+    } else {
+      host = authority.prefix { $0 != ":" }
+    }
+    let name = host.lowercased()
+    if name == "localhost" || name == "localhost." || name == "::1" { return true }
+    let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+    return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part) != nil }
   }
 
   /// The password piped on stdin, without one trailing newline; empty is an error.

@@ -1,5 +1,6 @@
 import Collectors
 import Journey
+import JourneyProfiler
 import ProfileCLI
 import ProfileJSON
 
@@ -27,7 +28,16 @@ final class StepAnswerer {
   /// terminal to ask on).
   static let cannotAnswer: Int32 = 2
 
+  /// The secrets of this walk (the password), never printed: `printable` hides them.
+  var secrets: [String] { [password ?? ""] }
+
+  /// Server text made safe for the terminal, with the secrets hidden.
+  func printable(_ text: String, singleLine: Bool = false) -> String {
+    ServerText.printable(text, hiding: secrets, singleLine: singleLine)
+  }
+
   func answer(_ step: inout AuthenticateStep) throws {
+    var profileRequested = false
     for (index, request) in try step.requests() {
       switch request {
       case .name(let prompt):
@@ -43,23 +53,26 @@ final class StepAnswerer {
       case .choice(let prompt, let options, let defaultChoice), .confirmation(let prompt, let options, let defaultChoice):
         let kind = if case .choice = request { "ChoiceCallback" } else { "ConfirmationCallback" }
         try step.answer(index, choosing: try choose(prompt, options: options, default: defaultChoice, kind: kind))
-      case .deviceProfile(let profileRequest):
-        try answerDeviceProfile(&step, index: index, request: profileRequest)
+      case .deviceProfile:
+        profileRequested = true
       }
     }
+    if profileRequested { try answerDeviceProfiles(&step) }
   }
 
   private func ask(_ prompt: String, echo: Bool, flag: String, what: String) throws -> String {
     guard let terminal else {
       throw Failure(code: Self.cannotAnswer, "the journey asks for \(what) and there is no terminal to ask on: pass \(flag).")
     }
-    guard let line = terminal.readLine(prompt: Self.promptText(prompt), echo: echo) else {
+    guard let line = terminal.readLine(prompt: Self.promptText(printable(prompt, singleLine: true)), echo: echo) else {
       throw Failure(code: Self.cannotAnswer, "no answer for \(what): the terminal closed.")
     }
     return line
   }
 
-  private func choose(_ prompt: String, options: [String], default defaultIndex: Int, kind: String) throws -> Int {
+  private func choose(_ serverPrompt: String, options serverOptions: [String], default defaultIndex: Int, kind: String) throws -> Int {
+    let prompt = printable(serverPrompt, singleLine: true)
+    let options = serverOptions.map { printable($0, singleLine: true) }
     let listing = options.enumerated().map { "\($0.offset)=\($0.element)" }.joined(separator: ", ")
     let label = prompt.isEmpty ? kind : "\(kind) \"\(prompt)\""
     if !choices.isEmpty {
@@ -88,7 +101,8 @@ final class StepAnswerer {
     }
   }
 
-  private func show(_ message: String, messageType: Int) {
+  private func show(_ serverMessage: String, messageType: Int) {
+    let message = printable(serverMessage)
     switch messageType {
     case 4: if settings.verbose { detail("skipped a TextOutputCallback script (for browsers only).") }
     case 1: writeStandardError("fr-profile: warning: \(message)\n")
@@ -97,27 +111,30 @@ final class StepAnswerer {
     }
   }
 
-  private func answerDeviceProfile(_ step: inout AuthenticateStep, index: Int, request: DeviceProfileRequest) throws {
-    if !request.message.isEmpty { writeStandardError("\(request.message)\n") }
+  /// Every DeviceProfileCallback of the step, answered by `DeviceProfiler` (one collection).
+  private func answerDeviceProfiles(_ step: inout AuthenticateStep) throws {
     let system = try settings.systemSource()
-    let identifier = try settings.identifier(system)
-    let location = request.location ? try settings.configuredLocation() : nil
+    let settings = settings
     let profiler = DeviceProfiler(
       collectors: DeviceProfile.defaultCollectors(userAgent: settings.userAgent), system: system,
-      identifier: { identifier }, location: { location })
+      identifier: { try settings.identifier(system) }, location: { try settings.configuredLocation() })
+    for callback in step.callbacks ?? [] {
+      if case .string(let message)? = callback.output("message"), callback.type == DeviceProfileRequest.callbackType,
+        !message.isEmpty
+      {
+        writeStandardError(printable(message) + "\n")
+      }
+    }
     let diagnostics = Diagnostics()
-    let profile = try profiler.profile(for: request, diagnostics: diagnostics)
+    let answers = try profiler.answers(&step, diagnostics: diagnostics)
     settings.printDiagnostics(diagnostics)
-    let text = JSONWriter.compact(profile)
-    if text.utf8.count > DeviceProfile.defaultMaximumSize {
-      writeStandardError(
-        "fr-profile: warning: the profile is \(text.utf8.count) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes; the Device Profile Collector node may reject it.\n"
-      )
+    for answer in answers {
+      warnIfOversized(answer.size, subject: answers.count == 1 ? "the profile" : "the profile for callbacks[\(answer.index)]")
+      if settings.verbose {
+        detail(
+          "answered DeviceProfileCallback (metadata \(answer.request.metadata), location \(answer.request.location)): \(answer.size) bytes.")
+      }
     }
-    if settings.verbose {
-      detail("answered DeviceProfileCallback (metadata \(request.metadata), location \(request.location)): \(text.utf8.count) bytes.")
-    }
-    try step.setInput(callback: index, value: .string(text))
   }
 
   /// "User Name" becomes "User Name: "; a prompt that ends in ":" or "?" keeps its own.

@@ -15,10 +15,13 @@ struct FRProfile: ParsableCommand {
         0   success
         64  usage error (bad flags or arguments)
         65  bad data (corrupt key, invalid location value)
-        66  an input file is missing or unreadable
+        66  an input file is missing or unreadable; the device key is missing
+            but backups of it exist
         73  cannot create the state directory, the key or the output file
+            (or --output names a link, FIFO, device or directory)
         74  I/O error
-        77  permission problem (key or state directory mode/owner)
+        77  permission problem (key or state directory mode/owner, or a
+            directory on the way to it that others can write)
         78  configuration error (no state directory could be determined)
 
       EXAMPLES:

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Collectors
 import Journey
+import JourneyProfiler
 import ProfileJSON
 
 @Suite struct JourneyAPITests {

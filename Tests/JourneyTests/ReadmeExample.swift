@@ -1,6 +1,7 @@
 // README-EXAMPLE-BEGIN
 import Collectors
 import Journey
+import JourneyProfiler
 import ProfileJSON
 
 /// A collector of your own: its section appears in the metadata under "kiosk".

@@ -1,24 +1,45 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Crypto
 
-/// The device's key pair on disk: the private key in `<directory>/device-key.pem` (PKCS#8 PEM,
-/// mode 0600, directory 0700) and its public key cached in `device-key.pub`, so a normal run
-/// reads two small files and hashes 91 bytes instead of deriving the public key (a P-256 scalar
-/// multiplication) every time.
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The device's key pair on disk, in a `StateDirectory` (opened by descriptor, ancestors
+/// checked; see README "Identity" for the threat model):
 ///
-/// The key is created once, atomically: concurrent first runs each write a temporary file and
-/// `link(2)` it into place; exactly one link wins and every loser reads the winner's key.
+/// - `device-key.pem`: the private key (PKCS#8 PEM), mode 0600, directory 0700.
+/// - `device-key.pub`: its public key (PEM), a cache so `--public-key` and a changed machine-id
+///   need no P-256 scalar multiplication.
+/// - `device-key.id`: the identifier, bound to what it was derived from — the machine-id
+///   bytes and the identities (device, inode, size, mtime) of the key and the public key
+///   files. `collect` prints it with no cryptography at all when nothing changed; any
+///   difference sends it through the full derivation, which parses the private key, rebuilds a
+///   public key cache that does not match it and rewrites the binding.
+///
+/// Changes (first creation, reset, recovery) hold the directory's lock. A key is created once,
+/// atomically (an unnamed file linked in under its final name); a reset writes the new key and
+/// cache as `*.next`, then renames them into place, so a crash at any point leaves either the
+/// old key or the new one, never none, and the next run finishes or rolls back the reset.
 public struct DeviceKeyStore: Sendable {
   public let directory: String
-  public var privateKeyPath: String { directory + "/device-key.pem" }
-  public var publicKeyPath: String { directory + "/device-key.pub" }
+  public var privateKeyPath: String { directory + "/" + Self.privateKeyName }
+  public var publicKeyPath: String { directory + "/" + Self.publicKeyName }
 
+  static let privateKeyName = "device-key.pem"
+  static let publicKeyName = "device-key.pub"
+  static let identifierName = "device-key.id"
+  static let nextPrivateKeyName = "device-key.pem.next"
+  static let nextPublicKeyName = "device-key.pub.next"
+
+  static let privateKeyRequirement = FileRequirement.secret(maximumSize: 8192)
+  static let publicKeyRequirement = FileRequirement.ownerWritable(maximumSize: 4096)
+  static let identifierRequirement = FileRequirement.ownerWritable(maximumSize: 1024)
+
+  /// `directory` as given, made absolute against the current directory when relative.
   public init(directory: String) {
-    self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+    self.directory = StateDirectory.absolutePath(directory)
   }
 
   /// The default state directory: `$FR_PROFILE_HOME`; for root `/var/lib/fr-profile`; else
@@ -31,214 +52,304 @@ public struct DeviceKeyStore: Sendable {
     return nil
   }
 
-  /// The public key's DER (SubjectPublicKeyInfo), creating the key pair on first use.
-  public func publicKeyDER(create: Bool = true) throws(IdentityError) -> [UInt8] {
-    if try checkedKeyStatus() != nil {
-      return try loadPublicKeyDER()
-    }
-    guard create else { throw IdentityError.keyUnreadable(path: privateKeyPath, errno: ENOENT) }
-    try prepareDirectory()
-    return try createKey()
+  // MARK: - Reading
+
+  /// The device identifier for `system`'s machine-id and this store's key (created on first
+  /// use). When the key, its public key cache and the machine-id are those the cached
+  /// identifier was derived from, no cryptography runs; otherwise the full derivation does.
+  public func identifier(for system: SystemSource) throws(IdentityError) -> String {
+    let machineID = DeviceIdentifier.machineID(system)
+    let state = try openDirectory(create: false)
+    if let state, let cached = try cachedIdentifier(state, machineID: machineID) { return cached }
+    if let state { clean(state) }
+    let (der, state2) = try loadOrCreate(state)
+    let identifier = DeviceIdentifier.make(machineID: machineID, publicKeyDER: der)
+    try? writeBinding(state2, machineID: machineID, identifier: identifier)
+    return identifier
   }
 
-  /// The device identifier for `system`'s machine-id and this store's key (created on first use).
-  public func identifier(for system: SystemSource) throws(IdentityError) -> String {
-    DeviceIdentifier.make(machineID: DeviceIdentifier.machineID(system), publicKeyDER: try publicKeyDER())
+  /// The public key's DER (SubjectPublicKeyInfo), creating the key pair on first use. Always
+  /// derived from the private key, which must parse.
+  public func publicKeyDER(create: Bool = true) throws(IdentityError) -> [UInt8] {
+    let state = try openDirectory(create: false)
+    if !create {
+      guard let state, try key(state) != nil else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
+    }
+    return try loadOrCreate(state).der
   }
 
   /// Whether a key exists (after the same checks a read makes).
   public func keyExists() throws(IdentityError) -> Bool {
-    try checkedKeyStatus() != nil
+    guard let state = try openDirectory(create: false) else { return false }
+    return try key(state) != nil
   }
 
   /// The public key as PEM ("-----BEGIN PUBLIC KEY-----"), creating the key pair on first use.
   public func publicKeyPEM() throws(IdentityError) -> String {
-    let der = try publicKeyDER()
-    do {
-      return try P256.Signing.PublicKey(derRepresentation: der).pemRepresentation
-    } catch {
-      throw .keyCorrupt(path: publicKeyPath, reason: "the cached public key does not parse")
-    }
+    publicPEM(try publicKeyDER())
   }
 
-  /// Derives the public key from the private key and checks the cache against it; rewrites a
-  /// missing cache. The full check `fr-profile identifier` makes.
-  public func verify() throws(IdentityError) {
-    guard try checkedKeyStatus() != nil else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
-    let derived = try derivePublicKeyDER()
-    if let cached = try? readCachedPublicKeyDER(), cached != derived { throw .keyMismatch(path: privateKeyPath) }
-  }
-
-  /// Moves the current key aside as `device-key.pem.<UTC time>.bak` and creates a new one.
-  /// Returns the backup's path (nil when there was no key).
+  /// The full check `fr-profile identifier` makes: derives the public key from the private key
+  /// (which must parse) and rebuilds a public key cache that is missing or does not belong to
+  /// it. Returns whether the cache had to be rebuilt.
   @discardableResult
-  public func reset() throws(IdentityError) -> String? {
-    var backup: String?
-    if try checkedKeyStatus() != nil {
-      // link + unlink rather than rename: an existing backup is never overwritten.
-      let stamp = privateKeyPath + "." + utcStamp()
-      var path = stamp + ".bak"
-      var attempt = 1
-      while link(privateKeyPath, path) != 0 {
-        guard errno == EEXIST, attempt < 100 else { throw .cannotWriteKey(path: directory, errno: errno) }
-        attempt += 1
-        path = stamp + "-\(attempt).bak"
-      }
-      guard unlink(privateKeyPath) == 0 else { throw .cannotWriteKey(path: directory, errno: errno) }
-      unlink(publicKeyPath)
-      backup = path
-    } else {
-      try prepareDirectory()
+  public func verify() throws(IdentityError) -> Bool {
+    guard let state = try openDirectory(create: false), try key(state) != nil else {
+      throw .keyUnreadable(path: privateKeyPath, errno: ENOENT)
     }
-    _ = try createKey()
-    return backup
+    return try derive(state).rebuilt
   }
 
-  // MARK: - Checks
+  /// Removes temporaries of runs killed half-way (this version's and the private keys older
+  /// versions left as `device-key.pem.tmp.*`): ours, older than `age` seconds.
+  package func removeStaleTemporaries(olderThan age: Int = 60) throws(IdentityError) {
+    guard let state = try openDirectory(create: false) else { return }
+    clean(state, olderThan: age)
+  }
 
-  /// lstat of the private key with the security checks; nil when it does not exist.
-  private func checkedKeyStatus() throws(IdentityError) -> stat? {
-    var info = stat()
-    if lstat(privateKeyPath, &info) != 0 {
-      let code = errno
-      if code == ENOENT {
-        try checkDirectoryIfPresent()
-        return nil
-      }
-      throw .keyUnreadable(path: privateKeyPath, errno: code)
+  private func clean(_ state: StateDirectory, olderThan age: Int = 60) {
+    state.removeStaleTemporaries(olderThan: age, alsoPrefixed: [Self.privateKeyName + ".tmp.", Self.publicKeyName + ".tmp."])
+  }
+
+  // MARK: - The identifier binding
+
+  /// The cached identifier when its binding holds, else nil.
+  private func cachedIdentifier(_ state: StateDirectory, machineID: [UInt8]?) throws(IdentityError) -> String? {
+    guard let keyIdentity = try key(state) else { return nil }
+    guard
+      let publicIdentity = try mapped({ () throws(StateDirectoryError) in
+        try state.identity(of: Self.publicKeyName, requirement: Self.publicKeyRequirement)
+      })
+    else { return nil }
+    guard
+      let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.identifierName, requirement: Self.identifierRequirement)
+      })
+    else { return nil }
+    let binding = Self.binding(machineID: machineID, key: keyIdentity, publicKey: publicIdentity)
+    // "<binding>\n<identifier>\n"
+    let text = file.bytes
+    guard text.count > binding.utf8.count + 2, text.starts(with: binding.utf8), text.last == UInt8(ascii: "\n") else { return nil }
+    let identifier = text[(binding.utf8.count)..<(text.count - 1)]
+    guard identifier.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }),
+      identifier.count == 40 || identifier.count == 57
+    else { return nil }
+    return String(decoding: identifier, as: UTF8.self)
+  }
+
+  /// The first lines of the identifier cache: what the identifier was derived from.
+  static func binding(machineID: [UInt8]?, key: FileIdentity, publicKey: FileIdentity) -> String {
+    let machine = machineID.map { hexString($0) } ?? "none"
+    return "fr-profile identifier cache 1\nmachine-id \(machine)\nkey \(key.text)\npub \(publicKey.text)\n"
+  }
+
+  private func writeBinding(_ state: StateDirectory, machineID: [UInt8]?, identifier: String) throws(IdentityError) {
+    guard let keyIdentity = try key(state),
+      let publicIdentity = try mapped({ () throws(StateDirectoryError) in
+        try state.identity(of: Self.publicKeyName, requirement: Self.publicKeyRequirement)
+      })
+    else { return }
+    let text = Self.binding(machineID: machineID, key: keyIdentity, publicKey: publicIdentity) + identifier + "\n"
+    _ = try mapped { () throws(StateDirectoryError) in try state.write(Self.identifierName, Array(text.utf8), mode: 0o644, replace: true) }
+  }
+
+  // MARK: - Loading, deriving, creating
+
+  /// The verified public key DER; creates the key (and the directory) when there is none.
+  private func loadOrCreate(_ existing: StateDirectory?) throws(IdentityError) -> (der: [UInt8], state: StateDirectory) {
+    if let existing {
+      if try pendingReset(existing) { try? recover(existing) }
+      if try key(existing) != nil { return (try derive(existing).der, existing) }
     }
-    try checkDirectoryIfPresent()
-    guard info.st_mode & S_IFMT == S_IFREG else { throw .keyNotARegularFile(path: privateKeyPath) }
-    guard info.st_uid == geteuid() else { throw .keyForeignOwner(path: privateKeyPath, owner: info.st_uid) }
-    guard info.st_mode & 0o077 == 0 else { throw .keyInsecureMode(path: privateKeyPath, mode: info.st_mode & 0o7777) }
-    guard info.st_mode & 0o400 != 0 else { throw .keyUnreadable(path: privateKeyPath, errno: EACCES) }
-    return info
+    let state: StateDirectory
+    if let existing { state = existing } else { state = try openDirectory(create: true)! }
+    return (try create(state), state)
   }
 
-  private func checkDirectoryIfPresent() throws(IdentityError) {
-    var info = stat()
-    guard stat(directory, &info) == 0 else { return }
-    guard info.st_mode & S_IFMT == S_IFDIR else { throw .stateDirectoryNotADirectory(path: directory) }
-    guard info.st_uid == geteuid() else { throw .stateDirectoryForeignOwner(path: directory, owner: info.st_uid) }
-    guard info.st_mode & 0o077 == 0 else { throw .stateDirectoryInsecure(path: directory, mode: info.st_mode & 0o7777) }
+  /// The key file's identity after its checks; nil when there is none.
+  private func key(_ state: StateDirectory) throws(IdentityError) -> FileIdentity? {
+    try mapped { () throws(StateDirectoryError) in try state.identity(of: Self.privateKeyName, requirement: Self.privateKeyRequirement) }
   }
 
-  /// Creates the directory (and missing parents) with mode 0700.
-  private func prepareDirectory() throws(IdentityError) {
-    var prefix = ""
-    for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
-      prefix += "/" + component
-      if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-        throw .cannotCreateStateDirectory(path: directory, errno: errno)
-      }
+  /// Parses the private key and derives its public key; rewrites a public key cache that is
+  /// missing or another key's. A failure to write the cache (a read-only directory) is not
+  /// fatal: the identifier comes from the private key either way.
+  private func derive(_ state: StateDirectory) throws(IdentityError) -> (der: [UInt8], rebuilt: Bool) {
+    guard
+      let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.privateKeyName, requirement: Self.privateKeyRequirement)
+      })
+    else {
+      throw .keyUnreadable(path: privateKeyPath, errno: ENOENT)
     }
-    try checkDirectoryIfPresent()
-  }
-
-  // MARK: - Reading
-
-  private func loadPublicKeyDER() throws(IdentityError) -> [UInt8] {
-    let pem = try readPrivateKeyText()
-    guard looksLikePEM(pem) else { throw .keyCorrupt(path: privateKeyPath, reason: "not a PEM private key") }
-    if let cached = try? readCachedPublicKeyDER() { return cached }
-    // No usable cache (first run of a loser in a creation race, or a deleted .pub): derive
-    // it once and cache it again; a failure to write the cache is not fatal.
-    let der = try derivePublicKeyDER()
-    try? writeAtomically(publicKeyPath, publicPEM(der), mode: 0o644)
-    return der
-  }
-
-  private func readPrivateKeyText() throws(IdentityError) -> String {
-    let fd = open(privateKeyPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard fd >= 0 else { throw .keyUnreadable(path: privateKeyPath, errno: errno) }
-    defer { close(fd) }
-    guard let bytes = readAll(fd, limit: 8192) else { throw .keyUnreadable(path: privateKeyPath, errno: errno) }
-    guard bytes.count < 8192 else { throw .keyCorrupt(path: privateKeyPath, reason: "larger than any key") }
-    guard let text = String(validating: bytes, as: UTF8.self) else {
-      throw .keyCorrupt(path: privateKeyPath, reason: "not text")
+    let der = try Self.publicKeyDER(privateKeyPEM: file.bytes, path: privateKeyPath)
+    let cached = try mapped { () throws(StateDirectoryError) in try state.read(Self.publicKeyName, requirement: Self.publicKeyRequirement) }
+    if let cached, let key = try? P256.Signing.PublicKey(pemRepresentation: String(decoding: cached.bytes, as: UTF8.self)),
+      Array(key.derRepresentation) == der
+    {
+      return (der, false)
     }
-    return text
+    _ = try? state.write(Self.publicKeyName, Array(publicPEM(der).utf8), mode: 0o644, replace: true)
+    return (der, true)
   }
 
-  private func readCachedPublicKeyDER() throws -> [UInt8] {
-    guard let bytes = SystemSource(root: "/", environment: [:]).readBytes(publicKeyPath, limit: 4096) else {
-      throw IdentityError.keyUnreadable(path: publicKeyPath, errno: errno)
-    }
-    let key = try P256.Signing.PublicKey(pemRepresentation: String(decoding: bytes, as: UTF8.self))
-    return Array(key.derRepresentation)
-  }
-
-  private func derivePublicKeyDER() throws(IdentityError) -> [UInt8] {
-    let pem = try readPrivateKeyText()
+  static func publicKeyDER(privateKeyPEM bytes: [UInt8], path: String) throws(IdentityError) -> [UInt8] {
+    guard let pem = String(validating: bytes, as: UTF8.self) else { throw .keyCorrupt(path: path, reason: "not text") }
+    guard looksLikePEM(pem) else { throw .keyCorrupt(path: path, reason: "not a PEM private key") }
     do {
       return Array(try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey.derRepresentation)
     } catch {
-      throw .keyCorrupt(path: privateKeyPath, reason: "not a P-256 private key")
+      throw .keyCorrupt(path: path, reason: "not a P-256 private key")
     }
   }
 
-  // MARK: - Creating
-
-  private func createKey() throws(IdentityError) -> [UInt8] {
+  /// First creation, under the lock: an unnamed file linked in as `device-key.pem` (never a
+  /// partial key under that name, and nothing left behind by a crash), then the cache. A
+  /// concurrent run that won the race is used instead. With backups but no key (a reset of
+  /// an older version, killed half-way), nothing is created: the identity is not replaced
+  /// silently.
+  private func create(_ state: StateDirectory) throws(IdentityError) -> [UInt8] {
+    let lock = try creating { () throws(StateDirectoryError) in try state.lock() }
+    defer { withExtendedLifetime(lock) {} }
+    clean(state)
+    if try key(state) != nil { return try derive(state).der }
+    let backups = ((try? state.names()) ?? []).filter { $0.hasPrefix(Self.privateKeyName + ".") && $0.hasSuffix(".bak") }
+    if !backups.isEmpty { throw .keyMissing(path: privateKeyPath, backups: backups.map { state.filePath($0) }) }
     let key = P256.Signing.PrivateKey()
     let der = Array(key.publicKey.derRepresentation)
-    let temporary = privateKeyPath + ".tmp." + String(getpid()) + "." + String(UInt32.random(in: 0...UInt32.max), radix: 16)
-    do {
-      try writeFile(temporary, key.pemRepresentation, mode: 0o600)
-    } catch {
-      unlink(temporary)
-      throw error
+    _ = try creating { () throws(StateDirectoryError) in
+      try state.write(Self.privateKeyName, Array(key.pemRepresentation.utf8), mode: 0o600, replace: false)
     }
-    defer { unlink(temporary) }
-    if link(temporary, privateKeyPath) != 0 {
-      let code = errno
-      guard code == EEXIST else { throw .cannotWriteKey(path: directory, errno: code) }
-      // Another process created the key first: use theirs.
-      guard try checkedKeyStatus() != nil else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
-      return try loadPublicKeyDER()
-    }
-    try? writeAtomically(publicKeyPath, publicPEM(der), mode: 0o644)
-    syncDirectory()
+    _ = try? state.write(Self.publicKeyName, Array(publicPEM(der).utf8), mode: 0o644, replace: true)
     return der
   }
 
-  private func publicPEM(_ der: [UInt8]) -> String {
-    (try? P256.Signing.PublicKey(derRepresentation: der).pemRepresentation) ?? ""
+  /// Moves the current key aside as `device-key.pem.<UTC time>.bak` and makes a new one.
+  /// Returns the backup's path (nil when there was no key). Atomic: the new key and cache are
+  /// written as `*.next` and renamed into place; a crash leaves the old key or the new one.
+  @discardableResult
+  public func reset() throws(IdentityError) -> String? {
+    let state = try openDirectory(create: true)!
+    return try creating { () throws(StateDirectoryError) -> String? in
+      let lock = try state.lock()
+      defer { withExtendedLifetime(lock) {} }
+      clean(state)
+      try? recoverLocked(state)
+      let key = P256.Signing.PrivateKey()
+      let der = Array(key.publicKey.derRepresentation)
+      let pem = Array(key.pemRepresentation.utf8)
+      guard try state.identity(of: Self.privateKeyName, requirement: Self.privateKeyRequirement) != nil else {
+        try state.write(Self.privateKeyName, pem, mode: 0o600, replace: false)
+        _ = try? state.write(Self.publicKeyName, Array(publicPEM(der).utf8), mode: 0o644, replace: true)
+        return nil
+      }
+      // The backup first (a link: an existing backup is never overwritten).
+      let stamp = Self.privateKeyName + "." + utcStamp()
+      var backup = stamp + ".bak"
+      var attempt = 1
+      while true {
+        do throws(StateDirectoryError) {
+          try state.link(Self.privateKeyName, to: backup)
+          break
+        } catch {
+          guard case .exists = error, attempt < 100 else { throw error }
+          attempt += 1
+          backup = stamp + "-\(attempt).bak"
+        }
+      }
+      try state.write(Self.nextPrivateKeyName, pem, mode: 0o600, replace: true)
+      try state.write(Self.nextPublicKeyName, Array(publicPEM(der).utf8), mode: 0o644, replace: true)
+      // The commit point: once the key is renamed, recovery rolls forward.
+      try state.rename(Self.nextPrivateKeyName, to: Self.privateKeyName)
+      try state.rename(Self.nextPublicKeyName, to: Self.publicKeyName)
+      return state.filePath(backup)
+    }
   }
 
-  /// Writes `text` to a new file (O_EXCL) with `mode` and fsyncs it.
-  private func writeFile(_ path: String, _ text: String, mode: mode_t) throws(IdentityError) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
-    guard fd >= 0 else { throw .cannotWriteKey(path: directory, errno: errno) }
-    defer { close(fd) }
-    fchmod(fd, mode)  // the umask must not widen or narrow it
-    guard writeAll(fd, Array(text.utf8)) else { throw .cannotWriteKey(path: directory, errno: errno) }
-    guard fsync(fd) == 0 else { throw .cannotWriteKey(path: directory, errno: errno) }
+  /// Whether a reset was interrupted (`*.next` files are present).
+  private func pendingReset(_ state: StateDirectory) throws(IdentityError) -> Bool {
+    var info = stat()
+    return fstatat(state.descriptor, Self.nextPrivateKeyName, &info, AT_SYMLINK_NOFOLLOW) == 0
+      || fstatat(state.descriptor, Self.nextPublicKeyName, &info, AT_SYMLINK_NOFOLLOW) == 0
   }
 
-  private func writeAtomically(_ path: String, _ text: String, mode: mode_t) throws(IdentityError) {
-    guard !text.isEmpty else { return }
-    let temporary = path + ".tmp." + String(getpid()) + "." + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+  /// Finishes or rolls back an interrupted reset, under the lock.
+  private func recover(_ state: StateDirectory) throws(StateDirectoryError) {
+    let lock = try state.lock()
+    defer { withExtendedLifetime(lock) {} }
+    try recoverLocked(state)
+  }
+
+  /// A new key not yet renamed into place: the reset did not happen, remove its files. A new
+  /// key in place but its cache not: rename the cache too.
+  private func recoverLocked(_ state: StateDirectory) throws(StateDirectoryError) {
+    var info = stat()
+    if fstatat(state.descriptor, Self.nextPrivateKeyName, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+      try state.remove(Self.nextPrivateKeyName)
+      try state.remove(Self.nextPublicKeyName)
+      state.syncDirectory()
+    } else if fstatat(state.descriptor, Self.nextPublicKeyName, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+      try state.rename(Self.nextPublicKeyName, to: Self.publicKeyName)
+    }
+  }
+
+  // MARK: - Errors
+
+  /// The state directory, or nil when it does not exist and `create` is false.
+  private func openDirectory(create: Bool) throws(IdentityError) -> StateDirectory? {
     do {
-      try writeFile(temporary, text, mode: mode)
+      return try StateDirectory.open(directory, create: create)
     } catch {
-      unlink(temporary)
-      throw error
-    }
-    guard rename(temporary, path) == 0 else {
-      let code = errno
-      unlink(temporary)
-      throw .cannotWriteKey(path: directory, errno: code)
+      if case .missing = error, !create { return nil }
+      throw identityError(error)
     }
   }
 
-  private func syncDirectory() {
-    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if fd >= 0 {
-      fsync(fd)
-      close(fd)
+  private func mapped<T>(_ body: () throws(StateDirectoryError) -> T) throws(IdentityError) -> T {
+    do { return try body() } catch { throw identityError(error) }
+  }
+
+  /// Runs a change; a failure to write or lock is "cannot create the key".
+  private func creating<T>(_ body: () throws(StateDirectoryError) -> T) throws(IdentityError) -> T {
+    do { return try body() } catch {
+      switch error {
+      case .cannotWrite(_, let code), .cannotLock(_, let code): throw .cannotWriteKey(path: directory, errno: code)
+      default: throw identityError(error)
+      }
     }
   }
+
+  func identityError(_ error: StateDirectoryError) -> IdentityError {
+    switch error {
+    case .missing(let path): .cannotCreateStateDirectory(path: path, errno: ENOENT)
+    case .notSecure(let path, let reason): .stateDirectoryUnsafe(path: directory, ancestor: path, reason: reason)
+    case .notADirectory(let path): .stateDirectoryNotADirectory(path: path)
+    case .foreignOwner(let path, let owner): .stateDirectoryForeignOwner(path: path, owner: owner)
+    case .insecureMode(let path, let mode): .stateDirectoryInsecure(path: path, mode: mode)
+    case .cannotCreate(let path, let code): .cannotCreateStateDirectory(path: path, errno: code)
+    case .cannotOpen(let path, let code): .stateDirectoryUnreadable(path: path, errno: code)
+    case .notARegularFile(let path): .keyNotARegularFile(path: path)
+    case .fileForeignOwner(let path, let owner): .keyForeignOwner(path: path, owner: owner)
+    case .fileInsecureMode(let path, let mode): .keyInsecureMode(path: path, mode: mode)
+    case .tooLarge(let path, _): .keyCorrupt(path: path, reason: "larger than any key")
+    case .unreadable(let path, let code): .keyUnreadable(path: path, errno: code)
+    case .cannotWrite(_, let code), .cannotLock(_, let code): .cannotWriteKey(path: directory, errno: code)
+    case .exists(let path): .cannotWriteKey(path: path, errno: EEXIST)
+    }
+  }
+}
+
+func publicPEM(_ der: [UInt8]) -> String {
+  (try? P256.Signing.PublicKey(derRepresentation: der).pemRepresentation) ?? ""
+}
+
+func hexString(_ bytes: [UInt8]) -> String {
+  let digits = Array("0123456789abcdef".utf8)
+  var out: [UInt8] = []
+  out.reserveCapacity(bytes.count * 2)
+  for byte in bytes {
+    out.append(digits[Int(byte >> 4)])
+    out.append(digits[Int(byte & 0xF)])
+  }
+  return String(decoding: out, as: UTF8.self)
 }
 
 /// Cheap framing check run on every read: PEM armour of a private key around base64 text.
@@ -262,5 +373,6 @@ func utcStamp() -> String {
   var parts = tm()
   gmtime_r(&now, &parts)
   func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-  return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+  return
+    "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Collectors
 import Journey
+import JourneyProfiler
 import ProfileCLI
 import ProfileJSON
 
@@ -14,11 +15,14 @@ extension FRProfile {
         (metadata, location) and writes the profile, serialised as a JSON string, into the \
         callback's input[0].value; everything else is kept as it came. Prints the body to post \
         back. The callback's message goes to stderr. A step without a DeviceProfileCallback \
-        passes through unchanged (with a note on stderr).
+        passes through unchanged (with a note on stderr). The machine is collected once, however \
+        many callbacks ask; a step with more than 256 callbacks is refused. Text from the \
+        server (the callback's message, type names) is printed with control characters \
+        replaced.
 
-        Exit codes: 0 answered or passed through; 65 the body is not JSON, has no callbacks, or \
-        a DeviceProfileCallback is malformed; 66 FILE cannot be read; the identity errors of \
-        'collect' (73, 77, 78).
+        Exit codes: 0 answered or passed through; 65 the body is not JSON, has no callbacks, has \
+        too many callbacks, or a DeviceProfileCallback is malformed; 66 FILE cannot be read; the \
+        identity errors of 'collect' (66, 73, 77, 78).
 
         EXAMPLES:
           fr-profile callback step.json > answer.json
@@ -43,7 +47,7 @@ extension FRProfile {
         do {
           step = try AuthenticateStep(parsing: bytes)
         } catch {
-          throw Failure(code: 65, "\(name): \(error)")
+          throw Failure(code: 65, ServerText.printable("\(name): \(error)", singleLine: true))
         }
         let settings = options.settings
         let system = try settings.systemSource()
@@ -53,26 +57,23 @@ extension FRProfile {
           identifier: { try settings.identifier(system) },
           location: { try settings.configuredLocation() })
         let diagnostics = Diagnostics()
-        let requests: [DeviceProfileRequest]
+        let answers: [DeviceProfileAnswer]
         do {
-          requests = try profiler.answer(&step, diagnostics: diagnostics)
+          answers = try profiler.answers(&step, diagnostics: diagnostics)
         } catch let error as JourneyError {
-          throw Failure(code: 65, "\(name): \(error)")
+          throw Failure(code: 65, ServerText.printable("\(name): \(error)", singleLine: true))
         }
         settings.printDiagnostics(diagnostics)
-        if requests.isEmpty {
+        if answers.isEmpty {
           note("\(name): the step has no DeviceProfileCallback; passing it through unchanged.")
           try printOutput(String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"))
           return
         }
-        for request in requests where !request.message.isEmpty {
-          writeStandardError("\(request.message)\n")
+        for answer in answers where !answer.request.message.isEmpty {
+          writeStandardError(ServerText.printable(answer.request.message) + "\n")
         }
-        for callback in step.callbacks ?? [] where callback.type == DeviceProfileRequest.callbackType {
-          let size = callback.json["input"]?.arrayValue?.first?["value"]?.stringValue?.utf8.count ?? 0
-          if size > DeviceProfile.defaultMaximumSize {
-            writeStandardError("fr-profile: warning: the profile for callbacks[\(callback.index)] is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
-          }
+        for answer in answers {
+          warnIfOversized(answer.size, subject: "the profile for callbacks[\(answer.index)]")
         }
         try printOutput(step.text + "\n")
       }

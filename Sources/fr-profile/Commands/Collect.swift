@@ -36,7 +36,7 @@ extension FRProfile {
     @Flag(help: "Print compact JSON (the default when piped).")
     var compact = false
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the profile to FILE atomically instead of stdout.", valueName: "FILE"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the profile to FILE atomically instead of stdout (a regular file or a new one; a replaced file keeps its mode).", valueName: "FILE"))
     var output: String?
 
     var request: CollectRequest {
@@ -83,9 +83,7 @@ struct CollectRequest: Equatable {
       settings.printDiagnostics(context.diagnostics)
 
       let compactText = JSONWriter.compact(profile)
-      if compactText.utf8.count > DeviceProfile.defaultMaximumSize {
-        writeStandardError("fr-profile: warning: the profile is \(compactText.utf8.count) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes.\n")
-      }
+      warnIfOversized(compactText.utf8.count)
       let usePretty = pretty || (!compact && output == nil && standardOutputIsTerminal)
       let text = (usePretty ? JSONWriter.pretty(profile) : compactText) + "\n"
       if let output {

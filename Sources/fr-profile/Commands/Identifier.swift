@@ -42,7 +42,7 @@ extension FRProfile {
               note("the previous key is kept as \(backup); AM will see this device as new.")
             }
           } else if try store.keyExists() {
-            try store.verify()
+            if try store.verify() { note("rebuilt \(store.publicKeyPath) from the private key: it was missing or did not belong to it.") }
           }
           if publicKey { pem = try store.publicKeyPEM() }
         } catch {

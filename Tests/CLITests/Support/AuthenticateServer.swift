@@ -21,6 +21,8 @@ final class AuthenticateServer: @unchecked Sendable {
     case hang
     /// Starts the tree with a step holding a callback of this type.
     case unsupportedCallback(String)
+    /// A hostile server: answers the n-th request (0-based) with this status and raw body.
+    case scripted(@Sendable (_ request: Record, _ index: Int) -> (status: Int, body: [UInt8]))
   }
 
   struct Configuration {
@@ -199,9 +201,15 @@ final class AuthenticateServer: @unchecked Sendable {
       while !isStopped { usleep(20_000) }
       return
     }
-    let (status, body) = respond(to: request)
+    let status: Int
+    let bytes: [UInt8]
+    if case .scripted(let script) = configuration.behaviour {
+      (status, bytes) = script(request, lock.withLock { recorded.count } - 1)
+    } else {
+      let (code, body) = respond(to: request)
+      (status, bytes) = (code, Array(body.utf8))
+    }
     let reason = [200: "OK", 400: "Bad Request", 401: "Unauthorized"][status] ?? "Error"
-    let bytes = Array(body.utf8)
     let head =
       "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
     stream.write(Array(head.utf8) + bytes)

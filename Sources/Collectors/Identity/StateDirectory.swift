@@ -1,0 +1,506 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A state directory held open by a descriptor, so that nothing done inside it can be
+/// redirected by someone who renames or swaps a directory on the way to it.
+///
+/// `open` walks the path from `/` one component at a time with `openat(…, O_NOFOLLOW)`,
+/// resolving symbolic links of ancestors itself, and checks every directory it passes
+/// (OpenSSH's `safe_path` rule for `authorized_keys`): each is owned by root or the owner, and
+/// writable by no one else — unless it is sticky (`/tmp`), where others cannot rename or remove
+/// the entry we pass through, provided that entry is owned by root or the owner. The state
+/// directory itself must be a real directory (not a link), owned by the owner, mode `0700` or
+/// stricter (`go-rwx`). Every file operation afterwards is relative to that descriptor
+/// (`openat`, `fstatat`, `linkat`, `renameat`, `unlinkat`), and every opened file is checked
+/// with `fstat` after opening (`FileRequirement`).
+///
+/// Changes are serialised with `lock()` (an exclusive `flock` on `.lock` in the directory).
+/// Files are replaced atomically (`write(_:_:requirement:replace:)`): an unnamed `O_TMPFILE`
+/// linked in when the file system supports it, else an `O_EXCL` file with a random name;
+/// data and directory are fsynced. Temporaries a crash left behind carry the prefix
+/// `temporaryPrefix` and are removed by `removeStaleTemporaries`.
+///
+/// Shared by our targets (the device key store, the bound-key store); not API.
+package final class StateDirectory {
+  /// The absolute path the directory was opened at (for messages only; never reopened).
+  package let path: String
+  /// The descriptor (`O_RDONLY | O_DIRECTORY`), owned by this object.
+  package let descriptor: Int32
+  /// The uid that must own the directory and the files in it.
+  package let owner: uid_t
+  /// Whether `write` may use unnamed `O_TMPFILE` files; false forces the `O_EXCL` random-name
+  /// path that file systems without `O_TMPFILE` (or a system without /proc) take — for tests.
+  package var allowsUnnamedFiles = true
+
+  /// Name prefix of temporary files; `removeStaleTemporaries` removes old ones.
+  package static let temporaryPrefix = ".tmp-"
+  /// Name of the lock file `lock()` takes.
+  package static let lockName = ".lock"
+
+  private init(path: String, descriptor: Int32, owner: uid_t) {
+    self.path = path
+    self.descriptor = descriptor
+    self.owner = owner
+  }
+
+  deinit { close(descriptor) }
+
+  // MARK: - Opening
+
+  /// Opens (with `create`, first makes, mode 0700) the directory at `path` with the checks
+  /// described on the type. A relative `path` is resolved against the current directory.
+  /// Without `create`, a missing directory is `StateDirectoryError.missing`.
+  package static func open(
+    _ path: String, create: Bool, owner: uid_t = geteuid()
+  ) throws(StateDirectoryError) -> StateDirectory {
+    let absolute = absolutePath(path)
+    var pending = components(absolute).reversed() as [String]
+    guard !pending.isEmpty else { throw .notSecure(path: absolute, reason: .rootDirectory) }
+    // The chain of open ancestors; `..` pops it. Each entry: descriptor and its path.
+    var chain: [(fd: Int32, path: String)] = []
+    defer { for link in chain { close(link.fd) } }
+    let rootFD = Glibc.open("/", O_PATH_ | O_DIRECTORY | O_CLOEXEC)
+    guard rootFD >= 0 else { throw .cannotOpen(path: "/", errno: errno) }
+    chain.append((rootFD, ""))
+    try checkAncestor(rootFD, path: "/", owner: owner)
+    var hops = 0
+    var created = false
+
+    while let name = pending.popLast() {
+      let parent = chain[chain.count - 1]
+      if name == "." { continue }
+      if name == ".." {
+        if chain.count > 1 { close(chain.removeLast().fd) }
+        continue
+      }
+      let here = parent.path + "/" + name
+      let isLast = pending.isEmpty
+      let flags = (isLast ? O_RDONLY : O_PATH_) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+      var fd = openat(parent.fd, name, flags)
+      if fd < 0 && errno == ENOENT && create {
+        if mkdirat(parent.fd, name, 0o700) != 0 && errno != EEXIST {
+          throw .cannotCreate(path: here, errno: errno)
+        }
+        created = isLast
+        fd = openat(parent.fd, name, flags)
+      }
+      if fd < 0 {
+        let code = errno
+        if code == ENOENT { throw .missing(path: here) }
+        if code == ELOOP || code == ENOTDIR {
+          // ELOOP: a symbolic link (O_NOFOLLOW). Ancestors' links are followed by hand,
+          // relative to the directory already checked; the state directory must not be one.
+          var info = stat()
+          guard fstatat(parent.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw .cannotOpen(path: here, errno: errno) }
+          guard info.st_mode & S_IFMT == S_IFLNK, !isLast else { throw .notADirectory(path: here) }
+          hops += 1
+          guard hops <= 40 else { throw .cannotOpen(path: here, errno: ELOOP) }
+          guard let target = readLink(parent.fd, name), !target.isEmpty else { throw .cannotOpen(path: here, errno: errno) }
+          if target.hasPrefix("/") {
+            while chain.count > 1 { close(chain.removeLast().fd) }
+          }
+          pending.append(contentsOf: components(target).reversed())
+          continue
+        }
+        throw .cannotOpen(path: here, errno: code)
+      }
+      var info = stat()
+      guard fstat(fd, &info) == 0 else {
+        let code = errno
+        close(fd)
+        throw .cannotOpen(path: here, errno: code)
+      }
+      // The entry we passed through must be safe in its parent (the sticky-directory rule).
+      do throws(StateDirectoryError) {
+        try checkEntry(info, in: parent.fd, parentPath: parent.path.isEmpty ? "/" : parent.path, owner: owner)
+        if !isLast { try checkAncestor(fd, path: here, owner: owner, info: info) }
+      } catch {
+        close(fd)
+        throw error
+      }
+      if isLast {
+        guard info.st_uid == owner else {
+          close(fd)
+          throw .foreignOwner(path: absolute, owner: info.st_uid)
+        }
+        if created { fchmod(fd, 0o700) }  // the umask must not have narrowed or widened it
+        let mode = UInt32(info.st_mode) & 0o7777
+        guard created || mode & 0o077 == 0 else {
+          close(fd)
+          throw .insecureMode(path: absolute, mode: mode)
+        }
+        return StateDirectory(path: absolute, descriptor: fd, owner: owner)
+      }
+      chain.append((fd, here))
+    }
+    throw .notADirectory(path: absolute)
+  }
+
+  /// `path` as an absolute path: relative paths are resolved against the current directory;
+  /// repeated and trailing slashes are dropped (`.` and `..` are kept: they are resolved
+  /// while walking, relative to what was actually opened). Byte-level: it runs on every
+  /// `collect`, where `String.split` would first load the Unicode tables.
+  package static func absolutePath(_ path: String) -> String {
+    var full = Array(path.utf8)
+    if full.first != UInt8(ascii: "/") {
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      var cwd: [UInt8] = []
+      if getcwd(&buffer, buffer.count) != nil { cwd = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) } }
+      full = cwd + [UInt8(ascii: "/")] + full
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(full.count)
+    for byte in full where !(byte == UInt8(ascii: "/") && out.last == UInt8(ascii: "/")) { out.append(byte) }
+    if out.count > 1 && out.last == UInt8(ascii: "/") { out.removeLast() }
+    return out.isEmpty ? "/" : String(decoding: out, as: UTF8.self)
+  }
+
+  private static func components(_ path: String) -> [String] {
+    Array(path.utf8).split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+  }
+
+  private static func readLink(_ directory: Int32, _ name: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlinkat(directory, name, &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// An ancestor directory may be changed only by root and the owner — or, if others may
+  /// write it, it must be sticky (checked for the next entry by `checkEntry`).
+  private static func checkAncestor(_ fd: Int32, path: String, owner: uid_t, info given: stat? = nil) throws(StateDirectoryError) {
+    var info = given ?? stat()
+    if given == nil, fstat(fd, &info) != 0 { throw .cannotOpen(path: path, errno: errno) }
+    let mode = UInt32(info.st_mode) & 0o7777
+    guard info.st_uid == 0 || info.st_uid == owner else {
+      throw .notSecure(path: path, reason: .ancestorOwner(uid: info.st_uid))
+    }
+    if mode & 0o022 != 0 && mode & UInt32(S_ISVTX) == 0 {
+      throw .notSecure(path: path, reason: .ancestorWritable(mode: mode))
+    }
+  }
+
+  /// An entry of a sticky, shared directory must belong to root or the owner (else its owner
+  /// could rename it away and put another in its place).
+  private static func checkEntry(_ info: stat, in parent: Int32, parentPath: String, owner: uid_t) throws(StateDirectoryError) {
+    var parentInfo = stat()
+    guard fstat(parent, &parentInfo) == 0 else { throw .cannotOpen(path: parentPath, errno: errno) }
+    let mode = UInt32(parentInfo.st_mode) & 0o7777
+    if mode & 0o022 != 0, info.st_uid != 0, info.st_uid != owner {
+      throw .notSecure(path: parentPath, reason: .ancestorWritable(mode: mode))
+    }
+  }
+
+  // MARK: - Files
+
+  /// Opens `name` for reading (`O_NOFOLLOW | O_NONBLOCK`: a link or a FIFO cannot redirect or
+  /// hang the read), checks it with `fstat` against `requirement` and reads it whole. Nil when
+  /// it does not exist.
+  package func read(_ name: String, requirement: FileRequirement) throws(StateDirectoryError) -> StateFile? {
+    let fd = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+    if fd < 0 {
+      let code = errno
+      if code == ENOENT { return nil }
+      if code == ELOOP { throw .notARegularFile(path: filePath(name)) }
+      throw .unreadable(path: filePath(name), errno: code)
+    }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { throw .unreadable(path: filePath(name), errno: errno) }
+    try check(info, name: name, requirement: requirement)
+    guard let bytes = readAll(fd, limit: requirement.maximumSize + 1) else {
+      throw .unreadable(path: filePath(name), errno: errno)
+    }
+    guard bytes.count <= requirement.maximumSize else {
+      throw .tooLarge(path: filePath(name), limit: requirement.maximumSize)
+    }
+    return StateFile(bytes: bytes, identity: FileIdentity(info))
+  }
+
+  /// The identity (`fstatat`, no link followed) of `name` after the checks of `requirement`
+  /// (the size bound included); nil when it does not exist. Reads nothing.
+  package func identity(of name: String, requirement: FileRequirement) throws(StateDirectoryError) -> FileIdentity? {
+    var info = stat()
+    guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+      let code = errno
+      if code == ENOENT { return nil }
+      throw .unreadable(path: filePath(name), errno: code)
+    }
+    try check(info, name: name, requirement: requirement)
+    guard Int(info.st_size) <= requirement.maximumSize else {
+      throw .tooLarge(path: filePath(name), limit: requirement.maximumSize)
+    }
+    return FileIdentity(info)
+  }
+
+  private func check(_ info: stat, name: String, requirement: FileRequirement) throws(StateDirectoryError) {
+    guard info.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile(path: filePath(name)) }
+    guard info.st_uid == owner else { throw .fileForeignOwner(path: filePath(name), owner: info.st_uid) }
+    let mode = UInt32(info.st_mode) & 0o7777
+    guard mode & requirement.forbiddenMode == 0 else { throw .fileInsecureMode(path: filePath(name), mode: mode) }
+  }
+
+  /// Writes `bytes` as `name` with `mode`, atomically: readers see the old file or the new
+  /// one, whole. With `replace` false an existing `name` wins: the write throws
+  /// `StateDirectoryError.exists` and leaves it alone (how concurrent first runs agree on one
+  /// key). Returns the new file's identity.
+  @discardableResult
+  package func write(_ name: String, _ bytes: [UInt8], mode: mode_t, replace: Bool) throws(StateDirectoryError) -> FileIdentity {
+    let (fd, temporaryName) = try makeTemporary(mode: mode)
+    var linkedName = temporaryName
+    defer {
+      close(fd)
+      if let linkedName { unlinkat(descriptor, linkedName, 0) }
+    }
+    guard writeAll(fd, bytes), fsync(fd) == 0 else { throw .cannotWrite(path: filePath(name), errno: errno) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { throw .cannotWrite(path: filePath(name), errno: errno) }
+    if replace {
+      if linkedName == nil { linkedName = try linkUnnamed(fd, as: nil, for: name) }
+      guard renameat(descriptor, linkedName!, descriptor, name) == 0 else {
+        throw .cannotWrite(path: filePath(name), errno: errno)
+      }
+      linkedName = nil
+    } else if let temporary = linkedName {
+      guard linkat(descriptor, temporary, descriptor, name, 0) == 0 else {
+        throw errno == EEXIST ? .exists(path: filePath(name)) : .cannotWrite(path: filePath(name), errno: errno)
+      }
+    } else {
+      _ = try linkUnnamed(fd, as: name, for: name)
+    }
+    syncDirectory()
+    return FileIdentity(info)
+  }
+
+  /// An unnamed file (`O_TMPFILE`) in the directory, or where the file system lacks it a
+  /// new file with a random temporary name (`O_EXCL`); the name is nil for the unnamed file.
+  private func makeTemporary(mode: mode_t) throws(StateDirectoryError) -> (Int32, String?) {
+    // An unnamed file is named through /proc/self/fd (see `linkUnnamed`): without /proc, or
+    // on file systems without O_TMPFILE (EOPNOTSUPP, EISDIR on old kernels), a random name.
+    let unnamed =
+      allowsUnnamedFiles && access("/proc/self/fd", X_OK) == 0 ? openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode) : -2
+    if unnamed >= 0 {
+      fchmod(unnamed, mode)  // the umask must not change it
+      return (unnamed, nil)
+    }
+    let code = errno
+    guard unnamed == -2 || code == EOPNOTSUPP || code == EISDIR || code == EINVAL || code == ENOENT else {
+      throw .cannotWrite(path: path, errno: code)
+    }
+    for _ in 0..<16 {
+      let name = Self.temporaryName()
+      let fd = openat(descriptor, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+      if fd >= 0 {
+        fchmod(fd, mode)
+        return (fd, name)
+      }
+      guard errno == EEXIST else { throw .cannotWrite(path: path, errno: errno) }
+    }
+    throw .cannotWrite(path: path, errno: EEXIST)
+  }
+
+  /// Gives the unnamed file `fd` the name `target` (nil: a fresh temporary name, returned).
+  private func linkUnnamed(_ fd: Int32, as target: String?, for name: String) throws(StateDirectoryError) -> String {
+    // linkat(fd, "", …, AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link does not.
+    let source = "/proc/self/fd/\(fd)"
+    for _ in 0..<16 {
+      let linkName = target ?? Self.temporaryName()
+      if linkat(AT_FDCWD, source, descriptor, linkName, AT_SYMLINK_FOLLOW) == 0 { return linkName }
+      let code = errno
+      if code == EEXIST && target == nil { continue }
+      if code == EEXIST { throw .exists(path: filePath(name)) }
+      throw .cannotWrite(path: filePath(name), errno: code)
+    }
+    throw .cannotWrite(path: filePath(name), errno: EEXIST)
+  }
+
+  private static func temporaryName() -> String {
+    temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+  }
+
+  /// Renames `from` to `to` inside the directory (replacing `to`), then fsyncs the directory.
+  package func rename(_ from: String, to: String) throws(StateDirectoryError) {
+    guard renameat(descriptor, from, descriptor, to) == 0 else { throw .cannotWrite(path: filePath(to), errno: errno) }
+    syncDirectory()
+  }
+
+  /// Adds the name `to` for the file `from` (no link followed); `to` must not exist
+  /// (`StateDirectoryError.exists`). How a backup is made without ever overwriting one.
+  package func link(_ from: String, to: String) throws(StateDirectoryError) {
+    guard linkat(descriptor, from, descriptor, to, 0) == 0 else {
+      throw errno == EEXIST ? .exists(path: filePath(to)) : .cannotWrite(path: filePath(to), errno: errno)
+    }
+    syncDirectory()
+  }
+
+  /// Removes the file `name`; a missing file is not an error.
+  package func remove(_ name: String) throws(StateDirectoryError) {
+    guard unlinkat(descriptor, name, 0) == 0 || errno == ENOENT else {
+      throw .cannotWrite(path: filePath(name), errno: errno)
+    }
+  }
+
+  /// The names in the directory (without `.` and `..`), sorted.
+  package func names() throws(StateDirectoryError) -> [String] {
+    let copy = openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard copy >= 0, let stream = fdopendir(copy) else { throw .unreadable(path: path, errno: errno) }
+    defer { closedir(stream) }
+    var result: [String] = []
+    while let entry = readdir(stream) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { result.append(name) }
+    }
+    return result.sorted()
+  }
+
+  /// Removes temporaries (`temporaryPrefix`, or one of `prefixes`) a crash left: regular
+  /// files owned by the owner, last modified more than `age` seconds ago (younger ones may be another run's work in
+  /// progress). Returns the names removed.
+  @discardableResult
+  package func removeStaleTemporaries(olderThan age: Int = 60, alsoPrefixed prefixes: [String] = []) -> [String] {
+    guard let names = try? names() else { return [] }
+    var removed: [String] = []
+    let now = time(nil)
+    for name in names where name.hasPrefix(Self.temporaryPrefix) || prefixes.contains(where: { name.hasPrefix($0) }) {
+      var info = stat()
+      guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+        info.st_uid == owner, Int(now) - Int(info.st_mtim.tv_sec) > age
+      else { continue }
+      if unlinkat(descriptor, name, 0) == 0 { removed.append(name) }
+    }
+    if !removed.isEmpty { syncDirectory() }
+    return removed
+  }
+
+  /// Takes an exclusive `flock` on `.lock` (created 0600), held until the returned lock is
+  /// released or dropped: changes by concurrent processes happen one after the other. The
+  /// lock goes with the process, so a killed holder never blocks the next run.
+  package func lock() throws(StateDirectoryError) -> StateLock {
+    let fd = openat(descriptor, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+    guard fd >= 0 else {
+      throw errno == ELOOP ? .notARegularFile(path: filePath(Self.lockName)) : .cannotLock(path: filePath(Self.lockName), errno: errno)
+    }
+    let lock = StateLock(fd)
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { throw .cannotLock(path: filePath(Self.lockName), errno: errno) }
+    try check(info, name: Self.lockName, requirement: FileRequirement(forbiddenMode: 0o022, maximumSize: 0))
+    while flock(fd, LOCK_EX) != 0 {
+      guard errno == EINTR else { throw .cannotLock(path: filePath(Self.lockName), errno: errno) }
+    }
+    return lock
+  }
+
+  /// fsync of the directory: names made or removed survive a crash.
+  package func syncDirectory() {
+    fsync(descriptor)
+  }
+
+  /// `<path>/<name>`, for messages.
+  package func filePath(_ name: String) -> String {
+    path == "/" ? "/" + name : path + "/" + name
+  }
+}
+
+/// An exclusive lock on a state directory (`StateDirectory.lock()`); released when dropped.
+package final class StateLock {
+  private let descriptor: Int32
+  init(_ descriptor: Int32) { self.descriptor = descriptor }
+  deinit { close(descriptor) }  // closing the last descriptor releases the flock
+}
+
+/// What a file in a state directory must be, besides a regular file owned by the owner.
+package struct FileRequirement: Sendable, Equatable {
+  /// Mode bits that must be clear: 0o077 for secrets (mode 0600 or stricter), 0o022 for public
+  /// files that only the owner may change.
+  package var forbiddenMode: UInt32
+  /// The largest size accepted, in bytes.
+  package var maximumSize: Int
+
+  package init(forbiddenMode: UInt32, maximumSize: Int) {
+    self.forbiddenMode = forbiddenMode
+    self.maximumSize = maximumSize
+  }
+
+  /// A secret: readable and writable by the owner only, at most `maximumSize` bytes.
+  package static func secret(maximumSize: Int) -> FileRequirement { .init(forbiddenMode: 0o077, maximumSize: maximumSize) }
+  /// A public file only the owner may change, at most `maximumSize` bytes.
+  package static func ownerWritable(maximumSize: Int) -> FileRequirement { .init(forbiddenMode: 0o022, maximumSize: maximumSize) }
+}
+
+/// A file's contents and the identity it had when read.
+package struct StateFile: Sendable, Equatable {
+  package var bytes: [UInt8]
+  package var identity: FileIdentity
+}
+
+/// What identifies one version of a file: device, inode, size and modification time. A
+/// rewrite, a replacement or a truncation changes it.
+package struct FileIdentity: Sendable, Equatable, Hashable {
+  package var device: UInt64
+  package var inode: UInt64
+  package var size: Int64
+  package var modifiedSeconds: Int64
+  package var modifiedNanoseconds: Int64
+
+  package init(device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int64, modifiedNanoseconds: Int64) {
+    self.device = device
+    self.inode = inode
+    self.size = size
+    self.modifiedSeconds = modifiedSeconds
+    self.modifiedNanoseconds = modifiedNanoseconds
+  }
+
+  init(_ info: stat) {
+    self.init(
+      device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+      modifiedSeconds: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: Int64(info.st_mtim.tv_nsec))
+  }
+
+  /// "dev:ino:size:sec.nsec", the form kept in caches.
+  package var text: String { "\(device):\(inode):\(size):\(modifiedSeconds).\(modifiedNanoseconds)" }
+}
+
+/// Why a state directory or a file in it cannot be used. Domain facts only (paths, owners,
+/// modes, errno); what to do about them is the command line's business.
+public enum StateDirectoryError: Error, Sendable, Equatable {
+  /// Why a directory on the way is not safe.
+  public enum Unsafe: Sendable, Equatable {
+    /// Owned by someone other than root and the owner.
+    case ancestorOwner(uid: UInt32)
+    /// Writable by others (group or world) and not sticky — or sticky, with the entry we pass
+    /// through owned by someone else.
+    case ancestorWritable(mode: UInt32)
+    /// `/` itself was given as the state directory.
+    case rootDirectory
+  }
+
+  /// The directory does not exist (and was not to be created).
+  case missing(path: String)
+  /// A directory on the way (an ancestor), or `/` itself, is not safe.
+  case notSecure(path: String, reason: Unsafe)
+  /// The path (or a file expected to be regular) is something else: a link, a file, a FIFO.
+  case notADirectory(path: String)
+  case foreignOwner(path: String, owner: UInt32)
+  case insecureMode(path: String, mode: UInt32)
+  case cannotCreate(path: String, errno: Int32)
+  case cannotOpen(path: String, errno: Int32)
+  /// A file in the directory is not a regular file (a link, a FIFO, a device, a directory).
+  case notARegularFile(path: String)
+  case fileForeignOwner(path: String, owner: UInt32)
+  case fileInsecureMode(path: String, mode: UInt32)
+  case tooLarge(path: String, limit: Int)
+  case unreadable(path: String, errno: Int32)
+  case cannotWrite(path: String, errno: Int32)
+  /// A file that must not be replaced already exists.
+  case exists(path: String)
+  case cannotLock(path: String, errno: Int32)
+}
+
+// Linux values (x86_64 and aarch64 agree), which Glibc's module does not import as constants.
+let O_PATH_: Int32 = 0o10000000
+let O_TMPFILE_: Int32 = 0o20000000 | O_DIRECTORY

@@ -1,0 +1,80 @@
+import Journey
+import ProfileJSON
+import Testing
+
+/// Issue 11, items 9–11 at the library level: bounded walks, linear input setting, and server
+/// text made printable.
+@Suite struct JourneyBoundsTests {
+  static func step(names count: Int) -> [UInt8] {
+    let callback: JSON = [
+      "type": "NameCallback", "output": [["name": "prompt", "value": "User"]], "input": [["name": "IDToken1", "value": ""]],
+    ]
+    return Array(JSONWriter.compact(["authId": "a", "callbacks": .array(Array(repeating: callback, count: count)), "stage": "s"]).utf8)
+  }
+
+  @Test func aStepWithTooManyCallbacksStopsTheWalkBeforeAnswering() throws {
+    nonisolated(unsafe) var answered = 0
+    let walker = JourneyWalker(post: { _, _ in (200, Self.step(names: 300)) }, answer: { _ in answered += 1 })
+    #expect(throws: JourneyError.tooManyCallbacks(count: 300, limit: 256)) {
+      try walker.walk(AuthenticateEndpoint(server: "https://am", realm: "root", tree: "t"))
+    }
+    #expect(answered == 0)
+  }
+
+  @Test func theWalkEndsWhenItsTimeIsUp() throws {
+    nonisolated(unsafe) var clock = 0.0
+    var walker = JourneyWalker(post: { _, _ in (200, Self.step(names: 1)) }, answer: { _ in clock += 2 })
+    walker.maximumTime = 5
+    walker.now = { clock }
+    #expect(throws: JourneyError.timeLimit(seconds: 5)) {
+      try walker.walk(AuthenticateEndpoint(server: "https://am", realm: "root", tree: "t"))
+    }
+    #expect(clock == 6)
+  }
+
+  @Test func setInputsFillsEveryCallbackAndKeepsTheRestInOrder() throws {
+    var step = try AuthenticateStep(parsing: Self.step(names: 1000))
+    try step.setInputs((0..<1000).map { ($0, .string("user\($0)")) })
+    #expect(step.body.keys == ["authId", "callbacks", "stage"])
+    let callbacks = try #require(step.callbacks)
+    #expect(callbacks.count == 1000)
+    for callback in callbacks {
+      #expect(callback.json["input"]?.arrayValue?.first?["value"] == .string("user\(callback.index)"))
+      #expect(callback.json["input"]?.arrayValue?.first?["name"] == "IDToken1")
+    }
+  }
+
+  @Test func setInputsChangesNothingWhenOneTargetIsMissing() throws {
+    var step = try AuthenticateStep(parsing: Self.step(names: 2))
+    let before = step
+    #expect(throws: JourneyError.malformedCallback(index: 5, reason: "no such callback")) { try step.setInputs([(0, "a"), (5, "b")]) }
+    #expect(step == before)
+  }
+
+  @Test(
+    "server text loses controls and secrets",
+    arguments: [
+      ("plain text", "plain text"),
+      ("\u{1B}[31mred\u{1B}[0m", "?[31mred?[0m"),
+      ("osc \u{1B}]52;c;eA==\u{07} end", "osc ?]52;c;eA==? end"),
+      ("c1 \u{9B}2J", "c1 ?2J"),
+      ("bidi \u{202E}txt.exe", "bidi ?txt.exe"),
+      ("two\nlines\ttab", "two\nlines\ttab"),
+      ("your password is hunter2!", "your password is [hidden]!"),
+      ("hun\u{07}ter2", "hun?ter2"),
+    ])
+  func printable(input: String, expected: String) {
+    #expect(ServerText.printable(input, hiding: ["hunter2"]) == expected)
+  }
+
+  @Test func singleLineTextLosesNewlines() {
+    #expect(ServerText.printable("a\nfr-profile: error: fake", singleLine: true) == "a?fr-profile: error: fake")
+  }
+
+  @Test func jsonKeepsItsValueWithControlsEscaped() throws {
+    let value: JSON = ["k\u{9B}": .string("v\u{9B}\u{7F} hunter2"), "n": 1]
+    let text = ServerText.escapingControls(inJSON: JSONWriter.compact(ServerText.hiding(["hunter2"], in: value)))
+    #expect(!text.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) })
+    #expect(try JSONParser.parse(Array(text.utf8)) == ["k\u{9B}": .string("v\u{9B}\u{7F} [hidden]"), "n": 1])
+  }
+}
