@@ -593,6 +593,24 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     #expect(!result.stderr.contains("\u{1B}"))
   }
 
+  @Test("--summary shows stored key names with control characters escaped and cut to 64 characters")
+  func summaryKeysAreShownSafely() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    let long = String(repeating: "k", count: 300)
+    let stored = #"{"identifier": "d", "metadata": {"\u001b[31mred": 1, "\#(long)": 1}, "location": {"lat": 1, "lng": 1}}"#
+    let incoming = #"{"identifier": "d", "metadata": {}, "location": {"lat": 1, "lng": 1}}"#
+    try (stored + "\n").write(toFile: directory + "/s.jsonl", atomically: true, encoding: .utf8)
+    try incoming.write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    try #"{"maxUnmatchedAttrs": 5}"#.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+    let result = try run(
+      ["match", "--config", directory + "/config.json", "--summary", directory + "/s.jsonl", directory + "/p.json"])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("\\u001b[31mred"))
+    #expect(!result.stdout.contains("\u{1B}"))
+    #expect(result.stdout.contains(String(repeating: "k", count: 64) + "… (300 bytes)"))
+  }
+
   @Test("match output to a full disk exits 74 with a message, in every output mode")
   func fullDiskIsAnError() throws {
     let directory = try makeTemporaryDirectory()

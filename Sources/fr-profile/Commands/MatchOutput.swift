@@ -162,8 +162,10 @@ struct Output {
       lines.append("no metadata mismatches")
     } else {
       lines.append("mismatched leaf keys (profiles with the key mismatching, share of \(compared) compared):")
-      let width = ranked.map(\.key.count).max() ?? 0
-      for (key, count) in ranked.prefix(20) {
+      // Names from stored profiles are shown as config names are: cut, control characters escaped.
+      let shown = ranked.prefix(20).map { (MatchConfigError.shown($0.key), $0.count) }
+      let width = shown.map(\.0.count).max() ?? 0
+      for (key, count) in shown {
         let percent = (share(count) * 1000).rounded() / 10
         lines.append("  " + key.padding(width) + "  \(count)  \(percent)%")
       }
