@@ -1,6 +1,7 @@
 # fr-profile — the two commands of the README, plus install and bench.
 #   make run    install missing system packages, build the release binaries, run `fr-profile collect`
-#   make test   install what the tests need, run the whole test suite
+#   make test   install what the tests need, run the whole test suite (and build and check the .deb)
+#   make deb    build dist/fr-profile_<version>_<arch>.deb; make install [PREFIX=/usr/local]
 SHELL := /bin/bash
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
@@ -10,17 +11,43 @@ ARGS ?=
 
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev
-PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl
+PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq
 PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time umockdev
+# Man pages and completions (packaging/gen-docs.py), the .deb and its checks (packaging/check-deb.sh).
+PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
+PKGS_DEB := $(PKGS_DOCS) dpkg-dev fakeroot
+PKGS_DEB_TEST := $(PKGS_DEB) lintian systemd man-db bash zsh fish util-linux
+
+# What `--version` names: the commit the release binaries are built from ("-dirty" with local
+# changes). Linked in as an object (Sources/CBuildInfo), so a new commit only relinks.
+VERSION := $(shell sed -n 's/^public let frProfileVersion = "\(.*\)"/\1/p' Sources/Collectors/BrowserCollector.swift)
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo -dirty)
+COMMIT_OBJECT := $(CURDIR)/$(STATIC)/build-commit.o
+STRIP := strip --remove-section=.comment --remove-section=.note --strip-unneeded
+ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB := dist/fr-profile_$(VERSION)_$(ARCH).deb
+DOCS := $(STATIC)/docs
+
+# Install layout (make install; make deb sets Debian's).
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/fr-profile
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 # The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,
 # no PIE, static libgcc and libstdc++ (via a linker script on the -L path); libc, libm and
 # libudev stay dynamic.
 RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib \
   -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
-  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx
+  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker $(COMMIT_OBJECT)
 
-.PHONY: run test build release install bench deps-build deps-test deps-bench clean fuzz fuzz-build fuzz-replay-corpus
+.PHONY: run test build release install install-files man completions docs deb check-deb bench deps-build \
+  deps-test deps-bench deps-docs deps-deb deps-deb-test clean \
+  fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (README "Fuzzing"): `make fuzz` runs each for FUZZ_SECONDS;
 # `make test` replays the seed corpus and runs each for FUZZ_TEST_SECONDS.
@@ -49,12 +76,29 @@ deps-test:
 deps-bench:
 	$(call ensure_packages,$(PKGS_BENCH))
 
+deps-docs:
+	$(call ensure_packages,$(PKGS_DOCS))
+
+deps-deb:
+	$(call ensure_packages,$(PKGS_DEB))
+
+deps-deb-test:
+	$(call ensure_packages,$(PKGS_DEB_TEST))
+
+# A throwaway state directory unless STATE_DIR is given: `make run` as root must not create the
+# real device key in /var/lib/fr-profile. The real one: `sudo fr-profile collect` once installed.
+STATE_DIR ?= $(CURDIR)/$(STATIC)/run-state
 run: release
-	$(BIN) collect $(ARGS)
+	FR_PROFILE_HOME="$(STATE_DIR)" $(BIN) collect $(ARGS)
 
 release: deps-build
 	@mkdir -p $(STATIC)/stdcxx
 	@echo "INPUT($$(gcc -print-file-name=libstdc++.a))" > $(STATIC)/stdcxx/libstdc++.so
+	@printf 'const char fr_profile_build_commit[] = "%s";\n' '$(COMMIT)' > $(STATIC)/build-commit.c.new
+	@if ! cmp -s $(STATIC)/build-commit.c.new $(STATIC)/build-commit.c || [ ! -f $(COMMIT_OBJECT) ]; then \
+	  mv $(STATIC)/build-commit.c.new $(STATIC)/build-commit.c; gcc -c -o $(COMMIT_OBJECT) $(STATIC)/build-commit.c; \
+	  rm -f $(STATIC)/release/fr-profile $(STATIC)/release/fr-profile-journey; \
+	fi
 	$(SWIFT) build $(RELEASE_FLAGS)
 	$(SWIFT) build $(subst --product fr-profile,--product fr-profile-journey,$(RELEASE_FLAGS))
 
@@ -66,6 +110,7 @@ test: deps-test
 	$(SWIFT) test
 	$(MAKE) fuzz-replay-corpus
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
+	$(MAKE) check-deb
 
 # Every seed and every past crash through each target, without sanitizers (the debug build).
 fuzz-replay-corpus:
@@ -77,11 +122,58 @@ fuzz-build: deps-build
 fuzz: fuzz-build
 	Fuzz/run.sh $(FUZZ_SECONDS) "$$($(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_TARGETS)
 
-install: release
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fr-profile
-	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fr-profile
-	install -m 0755 $(STATIC)/release/fr-profile-journey $(DESTDIR)$(PREFIX)/bin/fr-profile-journey
-	install -m 0644 match-config.json $(DESTDIR)$(PREFIX)/share/fr-profile/match-config.json
+install: release docs install-files
+
+# Man pages and completions from the release binaries' own help (packaging/gen-docs.py).
+docs: deps-docs release
+	python3 packaging/gen-docs.py $(BIN) $(STATIC)/release/fr-profile-journey $(DOCS) \
+	  "$$(date -u -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s) +%Y-%m-%d)"
+man completions: docs
+
+# The installed set; stripped binaries (debug info is ~4/5 of their size).
+install-files:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/fr-profile $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DOCDIR) \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/fr-profile
+	install -m 0755 $(STATIC)/release/fr-profile-journey $(DESTDIR)$(BINDIR)/fr-profile-journey
+	$(STRIP) $(DESTDIR)$(BINDIR)/fr-profile $(DESTDIR)$(BINDIR)/fr-profile-journey
+	install -m 0644 match-config.json $(DESTDIR)$(DATADIR)/fr-profile/match-config.json
+	for page in $(DOCS)/man/man1/*.1; do gzip -9n < $$page > $(DESTDIR)$(MANDIR)/man1/$${page##*/}.gz; \
+	  chmod 0644 $(DESTDIR)$(MANDIR)/man1/$${page##*/}.gz; done
+	install -m 0644 $(DOCS)/completions/fr-profile.bash $(DESTDIR)$(BASHCOMPDIR)/fr-profile
+	ln -sf fr-profile $(DESTDIR)$(BASHCOMPDIR)/fr-profile-journey
+	install -m 0644 $(DOCS)/completions/_fr-profile $(DESTDIR)$(ZSHCOMPDIR)/_fr-profile
+	install -m 0644 $(DOCS)/completions/fr-profile.fish $(DOCS)/completions/fr-profile-journey.fish $(DESTDIR)$(FISHCOMPDIR)/
+	for unit in packaging/systemd/*; do sed 's|@BINDIR@|$(BINDIR)|g' $$unit > $(DESTDIR)$(UNITDIR)/$${unit##*/}; \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$${unit##*/}; done
+	gzip -9n < CHANGELOG.md > $(DESTDIR)$(DOCDIR)/CHANGELOG.md.gz
+	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)/
+	chmod 0644 $(DESTDIR)$(DOCDIR)/CHANGELOG.md.gz
+
+# The Debian package: Debian's layout, Depends from the binaries (dpkg-shlibdeps), no network.
+deb: deps-deb release docs
+	rm -rf $(STATIC)/deb && mkdir -p $(STATIC)/deb/root/DEBIAN $(STATIC)/deb/debian dist
+	$(MAKE) --no-print-directory install-files DESTDIR=$(CURDIR)/$(STATIC)/deb/root PREFIX=/usr \
+	  UNITDIR=/lib/systemd/system ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	rm $(STATIC)/deb/root/usr/share/doc/fr-profile/README.md $(STATIC)/deb/root/usr/share/doc/fr-profile/LICENSE
+	install -m 0644 packaging/debian/copyright $(STATIC)/deb/root/usr/share/doc/fr-profile/copyright
+	install -D -m 0644 packaging/lintian/fr-profile $(STATIC)/deb/root/usr/share/lintian/overrides/fr-profile
+	gzip -9n < packaging/debian/changelog > $(STATIC)/deb/root/usr/share/doc/fr-profile/changelog.gz
+	chmod 0644 $(STATIC)/deb/root/usr/share/doc/fr-profile/changelog.gz
+	printf 'Source: fr-profile\n\nPackage: fr-profile\nArchitecture: any\n' > $(STATIC)/deb/debian/control
+	cd $(STATIC)/deb && dpkg-shlibdeps -O root/usr/bin/fr-profile root/usr/bin/fr-profile-journey \
+	  | sed -n 's/^shlibs:Depends=//p' > depends
+	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@ARCH@|$(ARCH)|' -e "s|@DEPENDS@|$$(cat $(STATIC)/deb/depends)|" \
+	  -e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(STATIC)/deb/root | cut -f1)|" \
+	  packaging/debian/control.in > $(STATIC)/deb/root/DEBIAN/control
+	cd $(STATIC)/deb/root && find usr lib -type f -exec md5sum {} + | sort -k2 > DEBIAN/md5sums
+	dpkg-deb --root-owner-group -Zxz --build $(STATIC)/deb/root $(DEB)
+	@ls -l $(DEB)
+
+# Builds the .deb and checks it: lintian, file list, dpkg install/run/remove in a temporary
+# root, man pages against --help, completions, systemd-analyze verify.
+check-deb: deps-deb-test deb
+	packaging/check-deb.sh $(DEB)
 
 bench: deps-bench release
 	python3 bench/collect_bench.py --binary $(BIN)
@@ -89,4 +181,4 @@ bench: deps-bench release
 	FR_PROFILE=$(BIN) bench/match-bench.sh
 
 clean:
-	rm -rf .build $(STATIC)
+	rm -rf .build $(STATIC) dist

@@ -6,7 +6,7 @@ let package = Package(
   products: [
     .executable(name: "fr-profile", targets: ["fr-profile"]),
     // `fr-profile journey` execs this sibling, so that collect's binary links no HTTP stack
-    // (docs/README-journey.md, "Two executables").
+    // (docs/journey.md; README, "Two executables").
     .executable(name: "fr-profile-journey", targets: ["fr-profile-journey"]),
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
@@ -49,8 +49,12 @@ let package = Package(
     // What the executables share: the profile option group, failures and exit codes, output.
     .target(
       name: "ProfileCLI",
-      dependencies: ["Collectors", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: [
+        "CBuildInfo", "Collectors", "ProfileJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
     ),
+    // The commit the release binaries were built from (a weak symbol the Makefile defines).
+    .target(name: "CBuildInfo"),
     // HTTPS POST over the system libcurl: verified TLS, a CA file, timeouts. No Foundation.
     .target(name: "JourneyHTTP", dependencies: ["CCurl"]),
     .systemLibrary(

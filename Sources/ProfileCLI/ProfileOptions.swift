@@ -1,9 +1,9 @@
 import ArgumentParser
 import Collectors
 
-/// Options that shape a profile, shared by every command that collects one, so that they mean
-/// the same everywhere and name one identity.
-package struct ProfileOptions: ParsableArguments {
+/// Options that name the device identity: where the key lives and which machine is read.
+/// `identifier` takes only these; the commands that collect a profile take `ProfileOptions`.
+package struct IdentityOptions: ParsableArguments {
   @Option(name: .customLong("state-dir"), help: ArgumentHelp(
     "Directory of the device key (default: $FR_PROFILE_HOME; for root /var/lib/fr-profile; else $XDG_STATE_HOME/fr-profile or ~/.local/state/fr-profile).",
     valueName: "DIR"))
@@ -12,20 +12,6 @@ package struct ProfileOptions: ParsableArguments {
   @Option(name: .customLong("root"), help: ArgumentHelp(
     "Collect a recorded machine tree (its /proc, /sys, /etc) instead of /.", valueName: "DIR"))
   package var root: String = "/"
-
-  @Option(help: ArgumentHelp("Latitude to report with --location (-90…90).", valueName: "DEGREES"))
-  package var latitude: Double?
-
-  @Option(help: ArgumentHelp("Longitude to report with --location (-180…180).", valueName: "DEGREES"))
-  package var longitude: Double?
-
-  @Option(name: .customLong("location-file"), help: ArgumentHelp(
-    "File holding \"LATITUDE,LONGITUDE\" (default: <state-dir>/location, when present).", valueName: "FILE"))
-  package var locationFile: String?
-
-  @Option(name: .customLong("user-agent"), help: ArgumentHelp(
-    "Report this user agent instead of fr-profile's own.", valueName: "TEXT"))
-  package var userAgent: String?
 
   @Flag(name: .shortAndLong, help: "Explain on stderr where each value came from and what was dropped.")
   package var verbose = false
@@ -36,11 +22,43 @@ package struct ProfileOptions: ParsableArguments {
     if let problem = settings.problem { throw ValidationError(problem) }
   }
 
+  package var settings: ProfileSettings {
+    ProfileSettings(stateDirectory: stateDirectory, root: root, verbose: verbose)
+  }
+}
+
+/// Options that shape a profile, shared by every command that collects one, so that they mean
+/// the same everywhere and name one identity.
+package struct ProfileOptions: ParsableArguments {
+  @OptionGroup package var identity: IdentityOptions
+
+  // `.unconditional`: the next argument is the value even when it starts with '-', so that
+  // `--latitude -33.9` works (southern and western hemispheres).
+  @Option(parsing: .unconditional, help: ArgumentHelp("Latitude to report with --location (-90…90).", valueName: "DEGREES"))
+  package var latitude: Double?
+
+  @Option(parsing: .unconditional, help: ArgumentHelp("Longitude to report with --location (-180…180).", valueName: "DEGREES"))
+  package var longitude: Double?
+
+  @Option(name: .customLong("location-file"), help: ArgumentHelp(
+    "File holding \"LATITUDE,LONGITUDE\" (default: <state-dir>/location, when present).", valueName: "FILE"))
+  package var locationFile: String?
+
+  @Option(name: .customLong("user-agent"), help: ArgumentHelp(
+    "Report this user agent instead of fr-profile's own.", valueName: "TEXT"))
+  package var userAgent: String?
+
+  package init() {}
+
+  package func validate() throws {
+    if let problem = settings.problem { throw ValidationError(problem) }
+  }
+
   /// The parsed values as a plain value the commands (and the `collect` fast path) share.
   package var settings: ProfileSettings {
     ProfileSettings(
-      stateDirectory: stateDirectory, root: root, latitude: latitude, longitude: longitude,
-      locationFile: locationFile, userAgent: userAgent, verbose: verbose)
+      stateDirectory: identity.stateDirectory, root: identity.root, latitude: latitude, longitude: longitude,
+      locationFile: locationFile, userAgent: userAgent, verbose: identity.verbose)
   }
 }
 

@@ -75,7 +75,10 @@ extension IdentityError {
         ? "the device key \(path) has mode \(octalText(mode)): others may have read it. Run 'chmod 600 \(path)', or 'fr-profile identifier --reset' if it may have leaked."
         : "the device key file \(path) has mode \(octalText(mode)): others could change it. Run 'chmod go-w \(path)'."
     case .keyUnreadable(let path, let errno):
-      return "cannot read the device key at \(path): \(errnoText(errno)). Check its owner and mode (0600), or run 'fr-profile identifier --reset'."
+      // No "--reset" for a permission problem: a reset needs the same access, so that advice loops.
+      return errno == EACCES || errno == EPERM
+        ? "cannot read the device key at \(path): \(errnoText(errno)). It belongs to another user or has the wrong mode: run fr-profile as the key's owner (root for /var/lib/fr-profile), or pass your own --state-dir."
+        : "cannot read the device key at \(path): \(errnoText(errno)). Check the disk, restore the key from a backup, or run 'fr-profile identifier --reset' to make a new identity."
     case .keyCorrupt(let path, let reason):
       return "the device key \(path) is corrupt (\(reason)). Restore it from a backup, or run 'fr-profile identifier --reset' to make a new identity."
     case .keyMismatch(let path):

@@ -74,8 +74,18 @@ struct JourneyCommand: ParsableCommand {
             --tree Login --cacert /etc/ssl/private-ca.pem --choice 0 \\
             --latitude 52.52 --longitude 13.405
       """,
-    version: frProfileVersion
+    version: versionText
   )
+
+  /// One-line usage errors (ProfileCLI's `CommandMain`), as for `fr-profile`.
+  static func main() {
+    CommandMain.run(
+      JourneyCommand.self, Array(CommandLine.arguments.dropFirst()), name: "fr-profile journey",
+      hints: [
+        "--password":
+          "--password is not an option: a password in the arguments is visible to every user (ps, /proc). Pipe it with --password-stdin, or leave it out to be asked on the terminal"
+      ])
+  }
 
   @OptionGroup var options: ProfileOptions
 

@@ -24,21 +24,30 @@ struct FRProfile: ParsableCommand {
             directory on the way to it that others can write)
         78  configuration error (no state directory could be determined)
 
+      OUTPUT: every command prints its result on stdout; -o FILE writes it to FILE \
+      atomically instead ('-o -' is stdout). JSON is compact when piped or written to a \
+      file and indented on a terminal; --pretty and --compact choose. Commands whose result \
+      is text (identifier, tamper, match) print JSON with --json. Notes, warnings and errors \
+      go to stderr, one line each.
+
       EXAMPLES:
         fr-profile collect --pretty
-        fr-profile identifier
+        fr-profile identifier --json
         fr-profile tamper
         fr-profile match stored.json incoming.json
-        fr-profile callback step.json
-        fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
+        fr-profile callback step.json -o answer.json
+        fr-profile journey --server https://am.example.com/am --realm alpha \\
+            --tree DeviceProfiling --user demo
       """,
-    version: frProfileVersion,
+    version: versionText,
     subcommands: [Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyLauncher.self]
   )
 
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.first == "journey" { JourneyExecutable.exec(Array(arguments.dropFirst())) }
+    // `help journey` is the journey client's own help (its options live in that executable).
+    if arguments.first == "help", arguments.dropFirst().first == "journey" { JourneyExecutable.exec(["--help"]) }
     if let request = FastCollect.parse(arguments) {
       do {
         try request.perform()
@@ -47,6 +56,6 @@ struct FRProfile: ParsableCommand {
       }
       return
     }
-    main(arguments)
+    CommandMain.run(FRProfile.self, arguments)
   }
 }

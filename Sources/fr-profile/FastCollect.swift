@@ -21,10 +21,12 @@ enum FastCollect {
         inlineValue = String(argument[argument.index(after: equals)...])
         argument = String(argument[..<equals])
       }
-      func value() -> String? {
+      func value(unconditional: Bool = false) -> String? {
         if let inlineValue { return inlineValue.isEmpty ? nil : inlineValue }
         index += 1
-        guard index < arguments.count, !arguments[index].hasPrefix("-") else { return nil }
+        // "-" (stdout) is a value; so is anything after an unconditional option (--latitude -33.9).
+        guard index < arguments.count, unconditional || arguments[index] == "-" || !arguments[index].hasPrefix("-")
+        else { return nil }
         return arguments[index]
       }
       func flag(_ set: inout Bool) -> Bool {
@@ -38,7 +40,7 @@ enum FastCollect {
         return true
       }
       func number(_ slot: inout Double?) -> Bool {
-        guard slot == nil, let text = value(), let number = Double(text) else { return false }
+        guard slot == nil, let text = value(unconditional: true), let number = Double(text) else { return false }
         slot = number
         return true
       }

@@ -13,14 +13,17 @@ import Testing
     ["collect", "--state-dir", "/tmp/x", "--root", "/srv/tree", "-v"],
     ["collect", "--verbose", "-o", "/tmp/p.json", "--user-agent", "Kiosk/1.0 (x)"],
     ["collect", "--output=/tmp/p.json", "--location", "--location-file", "/etc/loc"],
+    ["collect", "--location", "--latitude", "-33.9", "--longitude", "-70.6"],
+    ["collect", "-o", "-", "--pretty"],
   ]
 
   static let leftToArgumentParser: [[String]] = [
     ["collect", "--help"], ["collect", "-h"], ["collect", "--pretty", "--compact"], ["collect", "--latitude", "1"],
     ["collect", "--latitude", "1", "--longitude", "2"], ["collect", "--bogus"], ["collect", "--pretty", "--pretty"],
-    ["collect", "--state-dir"], ["collect", "--location", "--latitude", "-33.9", "--longitude", "151.2"],
+    ["collect", "--state-dir"],
     ["collect", "extra"], ["identifier"], [], ["collect", "--no-metadata=yes"], ["collect", "--latitude", "abc"],
     ["collect", "--root", ""], ["collect", "--state-dir", "a", "--state-dir", "b"], ["collect", "--user-agent="],
+    ["collect", "--location", "--latitude", "--longitude", "1"], ["collect", "-o", "-x"],
   ]
 
   @Test("fast path equals ArgumentParser", arguments: accepted)

@@ -25,12 +25,18 @@ extension FRProfile {
         identity errors of 'collect' (66, 73, 77, 78).
 
         EXAMPLES:
-          fr-profile callback step.json > answer.json
-          curl -s -X POST "$AM/json/realms/root/authenticate?authIndexType=service&authIndexValue=DeviceProfiling" \\
-            -H 'Accept-API-Version: resource=2.1, protocol=1.0' -H 'Content-Type: application/json' -d '{}' \\
-          | fr-profile callback --location --latitude 52.52 --longitude 13.405 \\
-          | curl -s -X POST "$AM/json/realms/root/authenticate" \\
-            -H 'Accept-API-Version: resource=2.1, protocol=1.0' -H 'Content-Type: application/json' -d @-
+          fr-profile callback step.json -o answer.json
+          curl -s "$AM/json/realms/root/authenticate" -d '{}' \\
+              --url-query authIndexType=service \\
+              --url-query authIndexValue=DeviceProfiling \\
+              -H 'Accept-API-Version: resource=2.1, protocol=1.0' \\
+              -H 'Content-Type: application/json' \\
+          | fr-profile callback --latitude -33.8688 --longitude 151.2093 \\
+          | curl -s "$AM/json/realms/root/authenticate" -d @- \\
+              --url-query authIndexType=service \\
+              --url-query authIndexValue=DeviceProfiling \\
+              -H 'Accept-API-Version: resource=2.1, protocol=1.0' \\
+              -H 'Content-Type: application/json'
         """
     )
 
@@ -38,6 +44,8 @@ extension FRProfile {
 
     @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"))
     var file: String = "-"
+
+    @OptionGroup(title: "Output Options") var format: OutputOptions
 
     func run() throws {
       try reportingFailures {
@@ -66,7 +74,7 @@ extension FRProfile {
         settings.printDiagnostics(diagnostics)
         if answers.isEmpty {
           note("\(name): the step has no DeviceProfileCallback; passing it through unchanged.")
-          try printOutput(String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"))
+          try format.emit(text: String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"))
           return
         }
         for answer in answers where !answer.request.message.isEmpty {
@@ -75,7 +83,7 @@ extension FRProfile {
         for answer in answers {
           warnIfOversized(answer.size, subject: "the profile for callbacks[\(answer.index)]")
         }
-        try printOutput(step.text + "\n")
+        try format.emit(.object(step.body))
       }
     }
   }

@@ -15,10 +15,12 @@ extension FRProfile {
 
         EXAMPLES:
           fr-profile collect --pretty
-          fr-profile collect --location --latitude 52.52 --longitude 13.405
-          FR_PROFILE_LOCATION="52.52,13.405" fr-profile collect --location --output /run/profile.json
-          fr-profile collect --no-metadata
-          fr-profile collect --root tests/fixtures/laptop --state-dir /tmp/state
+          fr-profile collect --location --latitude -33.8688 --longitude 151.2093
+          FR_PROFILE_LOCATION="52.52,13.405" fr-profile collect --location \\
+              -o profile.json
+          fr-profile collect --no-metadata -o -
+          fr-profile collect --root Tests/CollectorsTests/Fixtures/machines/laptop \\
+              --state-dir "$HOME/fr-profile-fixture"
         """
     )
 
@@ -30,17 +32,12 @@ extension FRProfile {
     @Flag(help: "Include the configured location (never invented; omitted with a note when none is configured).")
     var location = false
 
-    @Flag(help: "Indent the JSON (the default on a terminal).")
-    var pretty = false
-
-    @Flag(help: "Print compact JSON (the default when piped).")
-    var compact = false
-
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the profile to FILE atomically instead of stdout (a regular file or a new one; a replaced file keeps its mode).", valueName: "FILE"))
-    var output: String?
+    @OptionGroup(title: "Output Options") var format: OutputOptions
 
     var request: CollectRequest {
-      CollectRequest(settings: options.settings, noMetadata: noMetadata, location: location, pretty: pretty, compact: compact, output: output)
+      CollectRequest(
+        settings: options.settings, noMetadata: noMetadata, location: location, pretty: format.pretty,
+        compact: format.compact, output: format.output)
     }
 
     func validate() throws {
@@ -81,13 +78,17 @@ struct CollectRequest: Equatable {
       let position = location ? try settings.configuredLocation() : nil
       let profile = DeviceProfile.profile(identifier: identifier, metadata: metadata, location: position)
       settings.printDiagnostics(context.diagnostics)
+      if settings.verbose {
+        for line in Provenance.explain(profile, metadata: !noMetadata, location: location) { detail(line) }
+      }
 
       let compactText = JSONWriter.compact(profile)
       warnIfOversized(compactText.utf8.count)
-      let usePretty = pretty || (!compact && output == nil && standardOutputIsTerminal)
+      let file = output == "-" ? nil : output  // `-o -` is stdout
+      let usePretty = pretty || (!compact && file == nil && standardOutputIsTerminal)
       let text = (usePretty ? JSONWriter.pretty(profile) : compactText) + "\n"
-      if let output {
-        try writeFileAtomically(output, text)
+      if let file {
+        try writeFileAtomically(file, text)
       } else {
         try printOutput(text)
       }

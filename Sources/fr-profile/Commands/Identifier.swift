@@ -1,6 +1,7 @@
 import ArgumentParser
 import ProfileCLI
 import Collectors
+import ProfileJSON
 
 extension FRProfile {
   struct Identifier: ParsableCommand {
@@ -12,14 +13,22 @@ extension FRProfile {
         <state-dir>/device-key.pem (mode 0600). This command also checks that the cached public \
         key belongs to the private key. The private key is never printed.
 
+        With --json prints {"identifier": …} (and "publicKey" with --public-key).
+
         EXAMPLES:
           fr-profile identifier
-          fr-profile identifier --public-key > device.pub
+          fr-profile identifier --json --pretty
+          fr-profile identifier --public-key -o device.pub
           fr-profile identifier --reset
         """
     )
 
-    @OptionGroup var options: ProfileOptions
+    @OptionGroup var options: IdentityOptions
+
+    @OptionGroup(title: "Output Options") var format: OutputOptions
+
+    @Flag(help: "Print JSON: {\"identifier\": …}, with --public-key also \"publicKey\".")
+    var json = false
 
     @Flag(help: "Make a new key pair (the old key is kept as device-key.pem.<time>.bak) and print the new identifier.")
     var reset = false
@@ -29,6 +38,7 @@ extension FRProfile {
 
     func validate() throws {
       if reset && publicKey { throw ValidationError("--reset and --public-key exclude each other.") }
+      if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
     }
 
     func run() throws {
@@ -48,11 +58,15 @@ extension FRProfile {
         } catch {
           throw Failure(error)
         }
-        if let pem {
-          try printOutput(pem + "\n")
-          return
+        if json {
+          var object: JSONObject = ["identifier": .string(try options.settings.identifier(system))]
+          if let pem { object["publicKey"] = .string(pem) }
+          try format.emit(.object(object))
+        } else if let pem {
+          try format.emit(text: pem + "\n")
+        } else {
+          try format.emit(text: try options.settings.identifier(system) + "\n")
         }
-        try printOutput(try options.settings.identifier(system) + "\n")
       }
     }
   }

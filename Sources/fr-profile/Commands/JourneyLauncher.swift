@@ -19,7 +19,8 @@ extension FRProfile {
         Runs fr-profile-journey, installed next to fr-profile, with the same arguments.
 
         EXAMPLES:
-          fr-profile journey --server https://am.example.com/am --realm alpha --tree DeviceProfiling --user demo
+          fr-profile journey --server https://am.example.com/am --realm alpha \\
+              --tree DeviceProfiling --user demo
         """
     )
 

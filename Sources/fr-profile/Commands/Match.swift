@@ -58,7 +58,8 @@ extension FRProfile {
         EXAMPLES:
           fr-profile match stored.json incoming.json
           fr-profile match --json am-devices.json incoming.json
-          fr-profile collect | fr-profile match --config strict.json stored.json -
+          fr-profile collect --location \\
+              | fr-profile match --config strict.json stored.json -
           fr-profile match --each --json logins.jsonl incoming.json
           fr-profile match --summary logins.jsonl incoming.json
         """

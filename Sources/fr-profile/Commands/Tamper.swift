@@ -12,7 +12,9 @@ extension FRProfile {
 
         EXAMPLES:
           fr-profile tamper
-          fr-profile tamper --json
+          fr-profile tamper --json --pretty
+          fr-profile tamper --root Tests/CollectorsTests/Fixtures/machines/cloud-vm \\
+              -o tamper.txt
         """
     )
 
@@ -22,13 +24,19 @@ extension FRProfile {
     @Flag(help: "Print one JSON object: {\"score\", \"detectors\": [{\"name\", \"score\", \"evidence\"}]}.")
     var json = false
 
+    @OptionGroup(title: "Output Options") var format: OutputOptions
+
+    func validate() throws {
+      if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
+    }
+
     func run() throws {
       try reportingFailures {
         let settings = ProfileSettings(root: root)
         let context = CollectionContext(system: try settings.systemSource())
         let report = TamperScore.evaluate(TamperScore.defaultDetectors, context)
         if json {
-          try printOutput(JSONWriter.compact(report.json) + "\n")
+          try format.emit(report.json)
           return
         }
         var text = "jailBreakScore \(JSONWriter.formatNumber(report.score))\n"
@@ -39,7 +47,7 @@ extension FRProfile {
           let evidence = result.finding.evidence.isEmpty ? "no sign" : result.finding.evidence.joined(separator: "; ")
           text += "  \(score)\(String(repeating: " ", count: max(1, 5 - score.count)))\(name)  \(evidence)\n"
         }
-        try printOutput(text)
+        try format.emit(text: text)
       }
     }
   }

@@ -35,6 +35,9 @@ final class AuthenticateServer: @unchecked Sendable {
     var maximumProfileSize = 3072
     /// Adds a ConfirmationCallback step ("Trust this device?", Yes/No) after the password.
     var confirmation = false
+    /// Starts with the DeviceProfileCallback (AM's sample DeviceProfiling tree: a Device Profile
+    /// Collector node, then Device Match against `storedProfiles[""]`), no login.
+    var profileFirst = false
     var behaviour = Behaviour.tree
     /// PEM certificate chain and key file: serve HTTPS.
     var tls: (certificate: String, key: String)?
@@ -276,6 +279,10 @@ final class AuthenticateServer: @unchecked Sendable {
         return (200, step("unsupported", [callback(type, output: [("prompt", "Question")], input: true)]))
       }
       let id = UUID().uuidString
+      if configuration.profileFirst {
+        lock.withLock { sessions[id] = Session(stage: .profile) }
+        return (200, step(id, [profileCallback()]))
+      }
       lock.withLock { sessions[id] = Session(stage: .username) }
       return (200, step(id, [callback("NameCallback", output: [("prompt", "User Name")], input: true)]))
     }

@@ -21,9 +21,10 @@ let frProfilePath = productsDirectory + "/fr-profile"
 /// (nothing inherited unless passed) and optional standard input; waits for it to exit.
 func run(
   _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
-  executable: String = frProfilePath, prefix: [String] = []
+  executable: String = frProfilePath, prefix: [String] = [], directory: String? = nil
 ) throws -> RunResult {
   let process = Process()
+  if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
   let argv = prefix + [executable] + arguments
   process.executableURL = URL(fileURLWithPath: argv[0])
   process.arguments = Array(argv.dropFirst())

@@ -1,0 +1,42 @@
+import ArgumentParser
+import ProfileJSON
+
+/// The one output convention of every command that prints a result (README "Output"):
+/// `-o FILE` writes it atomically instead of to stdout (`-o -` is stdout), and JSON is compact
+/// when piped or written to a file, indented on a terminal, or as `--pretty`/`--compact` say.
+/// Commands whose default output is text take `--json` as well.
+package struct OutputOptions: ParsableArguments {
+  @Flag(help: "Indent the JSON (the default on a terminal).")
+  package var pretty = false
+
+  @Flag(help: "Print compact JSON (the default when piped or written to a file).")
+  package var compact = false
+
+  @Option(
+    name: .shortAndLong,
+    help: ArgumentHelp("Write the result to FILE atomically instead of stdout ('-': stdout); a replaced file keeps its mode.",
+      valueName: "FILE"))
+  package var output: String?
+
+  package init() {}
+
+  package func validate() throws {
+    if pretty && compact { throw ValidationError("--pretty and --compact exclude each other.") }
+  }
+
+  /// The file to write, or nil for standard output.
+  package var file: String? { output == "-" ? nil : output }
+
+  /// Whether JSON is indented: asked for, or the default on a terminal.
+  package var usePretty: Bool { pretty || (!compact && file == nil && standardOutputIsTerminal) }
+
+  /// Writes `value` as JSON, followed by a newline.
+  package func emit(_ value: JSON) throws {
+    try emit(text: (usePretty ? JSONWriter.pretty(value) : JSONWriter.compact(value)) + "\n")
+  }
+
+  /// Writes `text` (already ending in a newline) to the file or stdout.
+  package func emit(text: String) throws {
+    if let file { try writeFileAtomically(file, text) } else { try printOutput(text) }
+  }
+}

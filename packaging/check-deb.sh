@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Checks a built fr-profile .deb (make check-deb, part of make test): lintian; the file list;
+# stripped binaries; an install, a collect and a removal with dpkg in a temporary root (the
+# state directory and its key survive removal and purge); every option of every command's
+# --help in its man page; the bash, zsh and fish completions (journey's options included);
+# systemd-analyze verify on the units. Writes only to a temporary directory.
+set -euo pipefail
+deb=${1:?usage: check-deb.sh PACKAGE.deb}
+export LC_ALL=C.UTF-8
+work=$(mktemp -d /tmp/fr-profile-deb.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "check-deb: FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { echo "check-deb: ok: $*"; }
+
+echo "check-deb: $deb, $(du -k "$deb" | cut -f1) KiB"
+
+# lintian: no errors (warnings and notes are printed for the reader).
+if lintian --fail-on error "$deb" > "$work/lintian.txt" 2>&1; then
+  pass "lintian: $(grep -c '^E:' "$work/lintian.txt" || true) errors, $(grep -c '^W:' "$work/lintian.txt" || true) warnings"
+else
+  fail "lintian reports errors"
+fi
+sed 's/^/  lintian: /' "$work/lintian.txt"
+
+# The file list.
+dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$work/files"
+for path in /usr/bin/fr-profile /usr/bin/fr-profile-journey /usr/share/fr-profile/match-config.json \
+  /usr/share/man/man1/fr-profile.1.gz /usr/share/man/man1/fr-profile-collect.1.gz \
+  /usr/share/man/man1/fr-profile-identifier.1.gz /usr/share/man/man1/fr-profile-tamper.1.gz \
+  /usr/share/man/man1/fr-profile-match.1.gz /usr/share/man/man1/fr-profile-callback.1.gz \
+  /usr/share/man/man1/fr-profile-journey.1.gz /usr/share/bash-completion/completions/fr-profile \
+  /usr/share/bash-completion/completions/fr-profile-journey /usr/share/zsh/vendor-completions/_fr-profile \
+  /usr/share/fish/vendor_completions.d/fr-profile.fish /usr/share/fish/vendor_completions.d/fr-profile-journey.fish \
+  /lib/systemd/system/fr-profile-collect.service /lib/systemd/system/fr-profile-collect.timer \
+  /usr/share/doc/fr-profile/copyright /usr/share/doc/fr-profile/changelog.gz; do
+  grep -qx "$path" "$work/files" || fail "missing from the package: $path"
+done
+if grep -q '^/var/lib\|^/etc/fr-profile' "$work/files"; then fail "the package ships state: $(grep '^/var/lib' "$work/files")"; fi
+pass "file list ($(grep -vc '/$' "$work/files") files)"
+depends=$(dpkg-deb -f "$deb" Depends)
+for library in libc6 libcurl4 libudev1; do
+  [[ $depends == *"$library "* || $depends == *"$library," || $depends == *"$library" ]] || fail "Depends lacks $library: $depends"
+done
+pass "Depends: $depends"
+
+# Contents: stripped binaries that run.
+dpkg-deb -x "$deb" "$work/x"
+bin=$work/x/usr/bin
+for binary in "$bin/fr-profile" "$bin/fr-profile-journey"; do
+  if readelf -S "$binary" | grep -q '\.debug_info\|\.symtab'; then fail "${binary##*/} is not stripped"; fi
+done
+pass "stripped: fr-profile $(du -k "$bin/fr-profile" | cut -f1) KiB, fr-profile-journey $(du -k "$bin/fr-profile-journey" | cut -f1) KiB"
+version=$("$bin/fr-profile" --version)
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+\ \(commit\ [0-9a-f]{7,} ]] || fail "--version does not name a commit: $version"
+pass "--version: $version"
+
+# Install, run, remove and purge with dpkg in a temporary root.
+root=$work/root
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/lib/fr-profile"
+touch "$root/var/lib/dpkg/status"
+dpkg_root() { dpkg --root="$root" --log=/dev/null --force-not-root --force-depends --force-script-chrootless "$@"; }
+dpkg_root -i "$deb" > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i"; }
+chmod 0700 "$root/var/lib/fr-profile"
+profile=$(FR_PROFILE_HOME=$root/var/lib/fr-profile "$root/usr/bin/fr-profile" collect -o -) || fail "installed collect"
+[[ $profile == '{"identifier":"'* ]] || fail "installed collect printed: $profile"
+[[ -f $root/var/lib/fr-profile/device-key.pem ]] || fail "collect made no device key"
+journey=$("$root/usr/bin/fr-profile" journey --help 2>&1) || fail "installed 'fr-profile journey --help'"
+[[ $journey == *--password-stdin* ]] || fail "'fr-profile journey --help' did not run fr-profile-journey"
+pass "dpkg -i into a temporary root; collect and journey run"
+# The service's command within the unit's privilege limits (no capabilities, no new privileges,
+# UMask=0022; systemd itself cannot run here): the key is made 0600, the profile written 0644.
+mkdir -p "$work/run/fr-profile" "$work/state" && chmod 0700 "$work/state"
+if setpriv --no-new-privs --bounding-set=-all --inh-caps=-all --ambient-caps=-all \
+  env FR_PROFILE_HOME="$work/state" bash -c 'umask 022; exec "$0" collect -o "$1"' "$root/usr/bin/fr-profile" \
+  "$work/run/fr-profile/profile.json" && [[ $(stat -c %a "$work/run/fr-profile/profile.json") == 644 ]] &&
+  [[ $(stat -c %a "$work/state/device-key.pem") == 600 ]]; then
+  pass "the unit's collect without capabilities: profile.json 0644, device-key.pem 0600"
+else
+  fail "the unit's collect without capabilities"
+fi
+dpkg_root -r fr-profile >> "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -r"; }
+dpkg_root -P fr-profile >> "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
+left=$(cd "$root" && find . -mindepth 1 ! -path './var/lib/dpkg*' ! -path ./var ! -path ./var/lib ! -path './var/lib/fr-profile/*' | sort | tr '\n' ' ')
+if [[ $left != "./var/lib/fr-profile " ]]; then
+  fail "after dpkg -r and -P, left besides dpkg's database and the state directory: $left"
+elif [[ ! -f $root/var/lib/fr-profile/device-key.pem ]]; then
+  fail "dpkg -r or -P deleted the device key"
+else
+  pass "dpkg -r and -P remove everything but the state directory and its key ($(ls -A "$root/var/lib/fr-profile" | tr '\n' ' '))"
+fi
+
+# Man pages: every option of every command's --help is in its page.
+man_text() { MANWIDTH=200 man -l "$1" 2>/dev/null | col -b; }
+for command in "" collect identifier tamper match callback journey; do
+  page=$work/x/usr/share/man/man1/fr-profile${command:+-$command}.1.gz
+  text=$(man_text "$page")
+  [[ -n $text ]] || { fail "man page ${page##*/} does not render"; continue; }
+  help=$("$bin/fr-profile" $command --help 2>&1)
+  options=$(sed -n '/^OPTIONS:/,$p; /^[A-Z ]*OPTIONS:/,$p' <<<"$help" | grep -oE '(^|[ ,])--?[a-zA-Z][a-zA-Z-]*' | tr -d ' ,' | sort -u)
+  [[ -n $options ]] || fail "no options found in 'fr-profile $command --help'"
+  for option in $options; do
+    grep -qE -- "(^|[^a-zA-Z-])$option([^a-zA-Z-]|\$)" <<<"$text" || fail "man ${page##*/}: $option of --help is missing"
+  done
+  for section in NAME SYNOPSIS DESCRIPTION OPTIONS; do grep -q "^$section" <<<"$text" || fail "${page##*/} has no $section"; done
+done
+for section in FILES ENVIRONMENT "EXIT STATUS" EXAMPLES "PERIODIC COLLECTION"; do
+  grep -q "^$section" <<<"$(man_text "$work/x/usr/share/man/man1/fr-profile.1.gz")" || fail "fr-profile.1 has no $section"
+done
+pass "man pages list every --help option; fr-profile(1) has FILES, ENVIRONMENT, EXIT STATUS, EXAMPLES"
+
+# Completions.
+complete_bash() {
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _fr_profile; printf "%s\n" "${COMPREPLY[@]}"' \
+    _ "$work/x/usr/share/bash-completion/completions/fr-profile" "$@"
+}
+[[ $(complete_bash fr-profile co) == *collect* ]] || fail "bash: 'fr-profile co<TAB>'"
+[[ $(complete_bash fr-profile journey --se) == *--server* ]] || fail "bash: 'fr-profile journey --se<TAB>' lacks --server"
+[[ $(complete_bash fr-profile-journey --password) == *--password-stdin* ]] || fail "bash: fr-profile-journey options"
+[[ $(complete_bash fr-profile collect --l) == *--latitude* ]] || fail "bash: 'fr-profile collect --l<TAB>'"
+[[ $(complete_bash fr-profile identifier --l) != *--latitude* ]] || fail "bash: identifier offers --latitude"
+zsh -n "$work/x/usr/share/zsh/vendor-completions/_fr-profile" || fail "zsh completion has syntax errors"
+grep -q -- "--server=" "$work/x/usr/share/zsh/vendor-completions/_fr-profile" || fail "zsh: no journey options"
+for file in fr-profile fr-profile-journey; do
+  fish --no-execute "$work/x/usr/share/fish/vendor_completions.d/$file.fish" || fail "fish: $file.fish"
+done
+fish_out=$(fish -c "source $work/x/usr/share/fish/vendor_completions.d/fr-profile.fish; complete -C'fr-profile journey --ser'")
+[[ $fish_out == *--server* ]] || fail "fish: 'fr-profile journey --ser<TAB>': $fish_out"
+pass "bash, zsh and fish completions (journey's options included)"
+
+# systemd units, as installed (ExecStart= names /usr/bin/fr-profile under the root).
+# The root holds the host's units too (sysinit.target, timers.target, …), as an installed system does.
+units=$work/x/lib/systemd/system
+cp -r --no-clobber /lib/systemd/system/. "$units/"
+if out=$(MANPATH=$work/x/usr/share/man systemd-analyze verify --root="$work/x" \
+  /lib/systemd/system/fr-profile-collect.service /lib/systemd/system/fr-profile-collect.timer 2>&1) && [[ -z $out ]]; then
+  # Silent: it exits 0 on unknown keys, so any output (a warning) counts as a failure.
+  pass "systemd-analyze verify (ExecStart, man pages of Documentation=, every key known)"
+else
+  echo "$out" >&2
+  fail "systemd-analyze verify"
+fi
+grep -q '^ExecStart=/usr/bin/fr-profile collect -o /run/fr-profile/profile.json$' "$units/fr-profile-collect.service" ||
+  fail "the service does not run collect into /run/fr-profile"
+
+if ((failures)); then
+  echo "check-deb: $failures failure(s)" >&2
+  exit 1
+fi
+echo "check-deb: all checks passed"

@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""Man pages and shell completions for fr-profile, from the same source as --help.
+
+Reads the command tree that swift-argument-parser dumps (`--experimental-dump-help`) from both
+executables: fr-profile and fr-profile-journey (which `fr-profile journey` execs, so fr-profile's
+own tree lists journey without its options). Writes:
+
+  OUT/man/man1/fr-profile.1, fr-profile-<command>.1   roff man(7) pages; the help's discussion
+      becomes DESCRIPTION and its "HEADING:" blocks (EXAMPLES:, EXIT CODES:) become sections;
+      packaging/man/<page>.roff, when present, is appended (FILES, ENVIRONMENT, ...)
+  OUT/completions/fr-profile.bash, _fr-profile (zsh), fr-profile.fish, fr-profile-journey.fish
+
+We generate rather than use swift-argument-parser's GenerateManual plugin: the plugin builds a
+debug copy of the product, writes mdoc without our hand-written sections, and cannot see journey's
+options; its completion scripts have the same blind spot.
+
+usage: gen-docs.py FR_PROFILE FR_PROFILE_JOURNEY OUTDIR [DATE]
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def dump(binary):
+    text = subprocess.run([binary, "--experimental-dump-help"], check=True, capture_output=True, text=True).stdout
+    return json.loads(text)["command"]
+
+
+def tree(fr_profile, journey):
+    root = dump(fr_profile)
+    journey_command = dump(journey)
+    subcommands = []
+    for command in root.get("subcommands", []):
+        if command["commandName"] == "journey":
+            merged = dict(journey_command)
+            merged["commandName"] = "journey"
+            merged["subcommands"] = []
+            command = merged
+        if command["commandName"] != "help":
+            subcommands.append(command)
+    root["subcommands"] = subcommands
+    return root
+
+
+def options(command):
+    """The visible options and flags of `command`, help and version included."""
+    result = []
+    for argument in command.get("arguments", []):
+        if not argument.get("shouldDisplay", True) or argument["kind"] == "positional":
+            continue
+        result.append(argument)
+    return result
+
+
+def positionals(command):
+    return [a for a in command.get("arguments", []) if a["kind"] == "positional" and a.get("shouldDisplay", True)]
+
+
+def spellings(argument):
+    names = []
+    for name in argument.get("names", []):
+        if name["kind"] == "short":
+            names.append("-" + name["name"])
+        elif name["kind"] == "long":
+            names.append("--" + name["name"])
+        elif name["kind"] == "longWithSingleDash":
+            names.append("-" + name["name"])
+    return names
+
+
+# --- roff ---------------------------------------------------------------------------------------
+
+def roff(text):
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith(".") or line.startswith("'"):
+            line = "\\&" + line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+HEADING = re.compile(r"^([A-Z][A-Z ]+[A-Z])( \(.*\))?:(?: (.*))?$")
+
+
+def discussion_sections(text):
+    """[(heading or None, [lines])]: a line "HEADING:", "HEADING (note):" or "HEADING: text"
+    starts a section (EXIT CODES becomes EXIT STATUS); the note and text are its first lines."""
+    sections = [(None, [])]
+    for line in (text or "").split("\n"):
+        match = HEADING.match(line)
+        if match:
+            heading = match.group(1)
+            first = [t for t in (match.group(2) and match.group(2).strip()[1:-1].capitalize() + ".", match.group(3)) if t]
+            sections.append(("EXIT STATUS" if heading == "EXIT CODES" else heading, first))
+        else:
+            sections[-1][1].append(line)
+    return sections
+
+
+def body(lines):
+    """Paragraphs as text; indented lines (tables, examples) kept as they are."""
+    out = []
+    preformatted = False
+    for line in lines:
+        indented = line.startswith("  ")
+        if indented and not preformatted:
+            out.append(".PP\n.nf\n.RS 4")
+            preformatted = True
+        elif not indented and preformatted:
+            out.append(".RE\n.fi")
+            preformatted = False
+        if not line.strip():
+            if not preformatted:
+                out.append(".PP")
+            continue
+        out.append(roff(line[2:] if indented else line))
+    if preformatted:
+        out.append(".RE\n.fi")
+    return "\n".join(out)
+
+
+def synopsis(name, command):
+    parts = [roff(name)]
+    if [s for s in command.get("subcommands", []) if s["commandName"] != "help"]:
+        parts.append("\\fICOMMAND\\fR [\\fIOPTIONS\\fR]")
+    else:
+        parts.append("[\\fIOPTIONS\\fR]")
+    for positional in positionals(command):
+        value = positional.get("valueName") or "ARG"
+        parts.append(("[\\fI%s\\fR]" if positional.get("isOptional") else "\\fI%s\\fR") % roff(value.upper() if value.islower() else value))
+    return ".SH SYNOPSIS\n.B %s\n" % parts[0] + " ".join(parts[1:])
+
+
+def option_list(command):
+    out = [".SH OPTIONS"]
+    for argument in positionals(command):
+        value = argument.get("valueName") or "ARG"
+        out.append(".TP\n\\fI%s\\fR\n%s" % (roff(value.upper() if value.islower() else value), roff(argument.get("abstract", ""))))
+    for argument in options(command):
+        names = ", ".join("\\fB%s\\fR" % roff(n) for n in spellings(argument))
+        if argument["kind"] == "option":
+            names += " \\fI%s\\fR" % roff(argument.get("valueName", "VALUE"))
+        text = argument.get("abstract", "")
+        default = argument.get("defaultValue")
+        if default and argument["kind"] == "option" and "default" not in text:
+            text += " (default: %s)" % default
+        if argument.get("isRepeating") and argument["kind"] == "option":
+            text += " May be repeated."
+        out.append(".TP\n%s\n%s" % (names, roff(text)))
+    return "\n".join(out)
+
+
+def page(name, section_title, command, date, version, subcommands=None):
+    page_name = name.replace(" ", "-")
+    out = ['.TH "%s" 1 "%s" "fr-profile %s" "User Commands"' % (page_name.upper(), date, version), ".nh", ".ad l"]
+    summary = command.get("abstract", "").rstrip(".")
+    first_word = summary.split(" ", 1)[0]
+    if len(first_word) == 1 or not first_word.isupper():  # "A Linux …" → "a Linux …"; "AM …" stays
+        summary = summary[:1].lower() + summary[1:]
+    out.append(".SH NAME\n%s \\- %s" % (roff(page_name), roff(summary)))
+    out.append(synopsis(name, command))
+    sections = discussion_sections(command.get("discussion", ""))
+    out.append(".SH DESCRIPTION\n" + roff(command.get("abstract", "")) + "\n.PP\n" + body(sections[0][1]))
+    if subcommands:
+        out.append(".SH COMMANDS")
+        for sub in subcommands:
+            out.append(".TP\n\\fBfr\\-profile %s\\fR\n%s\nSee \\fBfr\\-profile\\-%s\\fR(1)." % (
+                roff(sub["commandName"]), roff(sub.get("abstract", "")), roff(sub["commandName"])))
+    out.append(option_list(command))
+    for heading, lines in sections[1:]:
+        out.append(".SH %s\n%s" % (heading, body(lines)))
+    extra = os.path.join(HERE, "man", page_name + ".roff")
+    if os.path.exists(extra):
+        with open(extra) as f:
+            out.append(f.read().rstrip("\n"))
+    see_also = ["fr\\-profile"] + ["fr\\-profile\\-" + roff(s) for s in (subcommand_names if subcommand_names else [])]
+    out.append(".SH SEE ALSO\n" + ",\n".join("\\fB%s\\fR(1)" % s for s in see_also if s != roff(page_name)))
+    return "\n".join(out) + "\n"
+
+
+# --- completions --------------------------------------------------------------------------------
+
+def value_kind(argument):
+    value = (argument.get("valueName") or "").upper()
+    if "DIR" in value:
+        return "dir"
+    if "FILE" in value or value in ("STORED", "INCOMING"):
+        return "file"
+    return "none"
+
+
+def bash(root):
+    lines = ["# bash completion for fr-profile and fr-profile-journey (generated by packaging/gen-docs.py)", ""]
+    names = [c["commandName"] for c in root["subcommands"]]
+    lines.append("_fr_profile_options() {")
+    lines.append("  case $1 in")
+    def entry(key, command):
+        words = []
+        valued_file, valued_dir, valued_other = [], [], []
+        for argument in options(command):
+            words += spellings(argument)
+            if argument["kind"] == "option":
+                bucket = {"file": valued_file, "dir": valued_dir, "none": valued_other}[value_kind(argument)]
+                bucket += spellings(argument)
+        files = "1" if any(value_kind(p) == "file" for p in positionals(command)) else "0"
+        lines.append("    %s) words='%s'; file_opts='%s'; dir_opts='%s'; value_opts='%s'; positional_files=%s ;;" % (
+            key, " ".join(words), " ".join(valued_file), " ".join(valued_dir), " ".join(valued_other), files))
+    entry("root", root)
+    for command in root["subcommands"]:
+        entry(command["commandName"], command)
+    lines.append("  esac")
+    lines.append("}")
+    lines.append("""
+_fr_profile() {
+  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+  local command=root i words file_opts dir_opts value_opts positional_files
+  if [[ ${COMP_WORDS[0]##*/} == fr-profile-journey ]]; then
+    command=journey
+  else
+    for ((i = 1; i < COMP_CWORD; i++)); do
+      case ${COMP_WORDS[i]} in
+        %s) command=${COMP_WORDS[i]}; break ;;
+      esac
+    done
+  fi
+  _fr_profile_options "$command"
+  if [[ " $file_opts " == *" $prev "* ]]; then
+    COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return
+  elif [[ " $dir_opts " == *" $prev "* ]]; then
+    COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return
+  elif [[ " $value_opts " == *" $prev "* ]]; then
+    COMPREPLY=(); return
+  fi
+  if [[ $command == root && $cur != -* ]]; then
+    COMPREPLY=($(compgen -W "%s help" -- "$cur")); return
+  fi
+  if [[ $cur != -* && $positional_files == 1 ]]; then
+    COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return
+  fi
+  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+complete -F _fr_profile fr-profile fr-profile-journey
+""" % ("|".join(names), " ".join(names)))
+    return "\n".join(lines)
+
+
+def zsh_escape(text):
+    return text.replace("'", "'\\''").replace("[", "(").replace("]", ")").replace(":", "\\:")
+
+
+def zsh_specs(command):
+    specs = []
+    for argument in options(command):
+        names = spellings(argument)
+        description = zsh_escape(argument.get("abstract", ""))
+        if argument["kind"] == "option":
+            kind = value_kind(argument)
+            action = {"file": "_files", "dir": "_files -/", "none": " "}[kind]
+            value = zsh_escape(argument.get("valueName", "value"))
+            repeat = "*" if argument.get("isRepeating") else ""
+            for name in names:
+                eq = "=" if name.startswith("--") else "+"
+                specs.append("'%s%s%s[%s]:%s:%s'" % (repeat, name, eq, description, value, action))
+        else:
+            for name in names:
+                specs.append("'%s[%s]'" % (name, description))
+    for positional in positionals(command):
+        action = "_files" if value_kind(positional) == "file" else " "
+        specs.append("'%s:%s:%s'" % ("::" if positional.get("isOptional") else ":", zsh_escape(positional.get("valueName", "arg")), action))
+    return specs
+
+
+def zsh(root):
+    out = ["#compdef fr-profile fr-profile-journey", "# zsh completion (generated by packaging/gen-docs.py)", ""]
+    for command in root["subcommands"]:
+        out.append("_fr_profile_%s() {\n  _arguments -s \\\n    %s\n}\n" % (
+            command["commandName"], " \\\n    ".join(zsh_specs(command))))
+    described = " ".join("'%s:%s'" % (c["commandName"], zsh_escape(c.get("abstract", ""))) for c in root["subcommands"])
+    out.append("""_fr-profile() {
+  if [[ $service == fr-profile-journey ]]; then
+    _fr_profile_journey
+    return
+  fi
+  local curcontext=$curcontext state line
+  _arguments -C \\
+    %s \\
+    '1: :->command' \\
+    '*:: :->arguments'
+  case $state in
+    command)
+      local -a commands
+      commands=(%s)
+      _describe -t commands 'fr-profile command' commands
+      ;;
+    arguments)
+      case $line[1] in
+%s
+      esac
+      ;;
+  esac
+}
+
+_fr-profile "$@"
+""" % (" \\\n    ".join(zsh_specs(root)), described,
+       "\n".join("        %s) _fr_profile_%s ;;" % (c["commandName"], c["commandName"]) for c in root["subcommands"])))
+    return "\n".join(out)
+
+
+def fish_escape(text):
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def fish_lines(program, command, condition):
+    out = []
+    for argument in options(command):
+        parts = ["complete -c %s" % program]
+        if condition:
+            parts.append("-n '%s'" % condition)
+        for name in spellings(argument):
+            parts.append(("-l %s" % name[2:]) if name.startswith("--") else ("-s %s" % name[1:]))
+        if argument["kind"] == "option":
+            kind = value_kind(argument)
+            parts.append({"file": "-r -F", "dir": "-r -f -a '(__fish_complete_directories)'", "none": "-r -f"}[kind])
+        parts.append("-d '%s'" % fish_escape(argument.get("abstract", "")))
+        out.append(" ".join(parts))
+    return out
+
+
+def fish(root):
+    names = " ".join(c["commandName"] for c in root["subcommands"])
+    out = ["# fish completion for fr-profile (generated by packaging/gen-docs.py)",
+           "complete -c fr-profile -f"]
+    for command in root["subcommands"]:
+        out.append("complete -c fr-profile -n 'not __fish_seen_subcommand_from %s' -a %s -d '%s'" % (
+            names, command["commandName"], fish_escape(command.get("abstract", ""))))
+    out += fish_lines("fr-profile", root, "not __fish_seen_subcommand_from %s" % names)
+    for command in root["subcommands"]:
+        out += fish_lines("fr-profile", command, "__fish_seen_subcommand_from %s" % command["commandName"])
+        if any(value_kind(p) == "file" for p in positionals(command)):
+            out.append("complete -c fr-profile -n '__fish_seen_subcommand_from %s' -F" % command["commandName"])
+    return "\n".join(out) + "\n"
+
+
+def fish_journey(root):
+    journey = next(c for c in root["subcommands"] if c["commandName"] == "journey")
+    return "\n".join(["# fish completion for fr-profile-journey (generated by packaging/gen-docs.py)",
+                      "complete -c fr-profile-journey -f"] + fish_lines("fr-profile-journey", journey, None)) + "\n"
+
+
+subcommand_names = []
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    fr_profile, journey, out = sys.argv[1:4]
+    date = sys.argv[4] if len(sys.argv) > 4 else subprocess.run(
+        ["date", "-u", "+%Y-%m-%d"], capture_output=True, text=True).stdout.strip()
+    version = subprocess.run([fr_profile, "--version"], check=True, capture_output=True, text=True).stdout.split()[0]
+    root = tree(fr_profile, journey)
+    subcommand_names.extend(c["commandName"] for c in root["subcommands"])
+    os.makedirs(os.path.join(out, "man", "man1"), exist_ok=True)
+    os.makedirs(os.path.join(out, "completions"), exist_ok=True)
+
+    def write(path, text):
+        with open(os.path.join(out, path), "w") as f:
+            f.write(text)
+
+    write("man/man1/fr-profile.1", page("fr-profile", "", root, date, version, root["subcommands"]))
+    for command in root["subcommands"]:
+        write("man/man1/fr-profile-%s.1" % command["commandName"],
+              page("fr-profile " + command["commandName"], "", command, date, version))
+    write("completions/fr-profile.bash", bash(root))
+    write("completions/_fr-profile", zsh(root))
+    write("completions/fr-profile.fish", fish(root))
+    write("completions/fr-profile-journey.fish", fish_journey(root))
+
+
+if __name__ == "__main__":
+    main()
