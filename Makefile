@@ -12,7 +12,7 @@ ARGS ?=
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq
-PKGS_BENCH := $(PKGS_BUILD) gcc lshw hwinfo inxi neofetch python3 time umockdev
+PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch python3 time umockdev
 # Man pages and completions (packaging/gen-docs.py), the .deb and its checks (packaging/check-deb.sh).
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
 PKGS_DEB := $(PKGS_DOCS) dpkg-dev fakeroot
@@ -20,7 +20,7 @@ PKGS_DEB_TEST := $(PKGS_DEB) lintian systemd man-db bash zsh fish util-linux
 
 # What `--version` names: the commit the release binaries are built from ("-dirty" with local
 # changes). Linked in as an object (Sources/CBuildInfo), so a new commit only relinks.
-VERSION := $(shell sed -n 's/^public let frProfileVersion = "\(.*\)"/\1/p' Sources/Collectors/BrowserCollector.swift)
+VERSION := $(shell sed -n 's/^package let frProfileVersion = "\(.*\)"/\1/p' Sources/Collectors/Version.swift)
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo -dirty)
 COMMIT_OBJECT := $(CURDIR)/$(STATIC)/build-commit.o
 STRIP := strip --remove-section=.comment --remove-section=.note --strip-unneeded
@@ -40,10 +40,16 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 # The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,
 # no PIE, static libgcc and libstdc++ (via a linker script on the -L path); libc, libm and
-# libudev stay dynamic.
-RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib \
+# libudev stay dynamic; no $ORIGIN rpath (no library ships beside the binary; with it, ld.so
+# probed four directories for libudev first). --no-export-dynamic: nothing loads symbols from the executable, and
+# the Swift runtime's start-up dladdr() otherwise scans ~100k exported symbols. The section
+# ordering file (bench/collect-order.sh) makes gold put the functions collect runs next to each
+# other, which lowers its peak RSS (README "Benchmark"); it moves code, never changes it, and
+# bench/release-golden.sh (run by `make bench`) checks the release binary's golden profiles.
+RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib --disable-local-rpath \
   -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
-  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker $(COMMIT_OBJECT)
+  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker $(COMMIT_OBJECT) -Xlinker --no-export-dynamic \
+  -Xlinker --section-ordering-file=$(CURDIR)/bench/collect-order.txt
 
 .PHONY: run test build release install install-files man completions docs deb check-deb bench deps-build \
   deps-test deps-bench deps-docs deps-deb deps-deb-test clean \
@@ -175,8 +181,10 @@ deb: deps-deb release docs
 check-deb: deps-deb-test deb
 	packaging/check-deb.sh $(DEB)
 
+# FASTFETCH=/path/to/fastfetch adds fastfetch to the collect benchmark (Debian 12 has no package).
 bench: deps-bench release
-	python3 bench/collect_bench.py --binary $(BIN)
+	bench/release-golden.sh $(BIN)
+	python3 bench/collect_bench.py --binary $(BIN) --peers $(if $(FASTFETCH),--fastfetch $(FASTFETCH))
 	bench/udev-bench.sh $(BIN)
 	FR_PROFILE=$(BIN) bench/match-bench.sh
 

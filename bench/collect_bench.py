@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
-"""Times `fr-profile collect` beside the C floor and common system-information tools.
+"""`fr-profile collect` beside the C floor (bench/floor.c) and, when present, fastfetch.
 
-Runs are interleaved (every round runs each command once, in a shuffled order) so that load
-from elsewhere hits all commands alike. Each timed run is started with posix_spawn and reaped
-with wait4, without a shell in between. Peak RSS is measured in separate runs under GNU time
-(`/usr/bin/time -f %M`): a child spawned by this Python process would inherit Python's RSS
-high-water mark across exec.
+Prints, for each command:
+  - instructions: callgrind's count of user-space instructions for one run (valgrind, with
+    SWIFT_DETERMINISTIC_HASHING=1 so Swift's hashing seeds do not vary). Deterministic under load:
+    the figure to make decisions with. fr-profile is measured on a `strip --strip-debug` copy
+    (valgrind cannot read the static binary's full DWARF); stripping debug info changes no code.
+  - wall: medians and 90th percentiles of one interleaved run: every round runs each command once
+    in a freshly shuffled order (posix_spawn + wait4, no shell, output to /dev/null), after every
+    binary was evicted from the page cache and warmed up the same way, so load from elsewhere
+    hits all commands alike. Ratios are to the
+    C floor and to fastfetch of the same run.
+  - peak RSS: the largest max-RSS of a few runs under GNU time (`/usr/bin/time -f %M`); a child of
+    this Python process would inherit Python's RSS high-water mark across exec.
 
     python3 bench/collect_bench.py --binary .build-static/release/fr-profile [--rounds 300]
+        [--fastfetch PATH] [--peers]
 
-Prints medians, 90th percentiles, peak RSS and the ratio of each median to the C floor's.
+fastfetch is compared when `--fastfetch PATH` is given or `fastfetch` is on PATH (Debian 12 has no
+package; build it from its source outside this repository and pass the binary). It runs with the
+modules that match a profile's keys, JSON output and no configuration file. `--peers` adds lshw,
+hwinfo, inxi and neofetch, run every --slow-every rounds. The key is created once, before timing:
+the benchmark is of a normal login, not the first.
 """
 import argparse
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -22,18 +35,33 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FLOOR_SOURCE = os.path.join(HERE, "..", "..", "shared", "bench", "limit.c")
+FLOOR_SOURCE = os.path.join(HERE, "floor.c")
+FASTFETCH_ARGS = ["-c", "none", "--format", "json", "-s",
+                  "title:os:host:kernel:cpu:memory:disk:display:camera:bluetoothradio:locale:localip:board:bios"]
+TARGETS = {"instructions": 2.0e6, "floor": 1.2, "fastfetch": 1.0, "rss": 6.0}
 
 
 def build_floor(out_dir):
-    """Builds the C floor (../shared/bench/limit.c) with libudev, as its README says."""
-    source = os.path.abspath(FLOOR_SOURCE)
-    if not os.path.exists(source):
-        sys.exit(f"collect_bench: the C floor {source} is missing (it lives in ../shared/bench/)")
-    binary = os.path.join(out_dir, "limit")
+    """Builds our C floor (bench/floor.c) with libudev."""
+    binary = os.path.join(out_dir, "floor")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libudev"], capture_output=True, text=True, check=True).stdout.split()
-    subprocess.run(["gcc", "-O2", "-o", binary, source] + flags, check=True)
+    subprocess.run(["gcc", "-O2", "-o", binary, FLOOR_SOURCE] + flags, check=True)
     return binary
+
+
+def evict(path):
+    """Drops a binary's pages from the page cache, so every command starts from the same state.
+
+    Needed for fair RSS figures, not only wall times: a file freshly written by strip or objcopy
+    sits in the page cache in large folios, and the kernel maps whole folios on a fault, so the
+    same fr-profile binary showed 12.5 MB peak RSS right after `strip` and 5.9 MB once its cache
+    had been dropped and re-read.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def run_once(argv, env):
@@ -48,8 +76,21 @@ def run_once(argv, env):
     return elapsed / 1e6
 
 
+def instructions(argv, env):
+    """Callgrind's total instruction count for one run, or None without valgrind."""
+    if not shutil.which("valgrind"):
+        return None
+    result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
+                            env=dict(env, SWIFT_DETERMINISTIC_HASHING="1"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    match = re.search(r"Collected : (\d+)", result.stderr)
+    if result.returncode != 0 or not match:
+        sys.exit(f"collect_bench: callgrind failed for {' '.join(argv)}:\n{result.stderr[-2000:]}")
+    return int(match.group(1))
+
+
 def peak_rss_mb(argv, env, runs=5):
-    """The largest peak RSS over a few runs under /usr/bin/time, in MB."""
+    """The largest peak RSS over a few runs under /usr/bin/time, in MB (MiB)."""
     peak = 0
     for _ in range(runs):
         result = subprocess.run(["/usr/bin/time", "-f", "%M"] + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -57,11 +98,18 @@ def peak_rss_mb(argv, env, runs=5):
     return peak / 1024.0
 
 
+def percentile90(samples):
+    ordered = sorted(samples)
+    return ordered[max(0, -(-9 * len(ordered) // 10) - 1)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", required=True, help="the fr-profile binary to time (the installed build)")
-    parser.add_argument("--rounds", type=int, default=300, help="rounds for the fast commands (default 300)")
-    parser.add_argument("--slow-every", type=int, default=15, help="run the slow peers every N rounds (default 15)")
+    parser.add_argument("--rounds", type=int, default=300, help="interleaved rounds (default 300)")
+    parser.add_argument("--fastfetch", help="a fastfetch binary (default: fastfetch on PATH, if any)")
+    parser.add_argument("--peers", action="store_true", help="also time lshw, hwinfo, inxi and neofetch")
+    parser.add_argument("--slow-every", type=int, default=15, help="with --peers: run them every N rounds (default 15)")
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="fr-profile-bench.")
@@ -69,40 +117,68 @@ def main():
         state = os.path.join(work, "state")
         env = dict(os.environ, FR_PROFILE_HOME=state)
         binary = os.path.abspath(args.binary)
-        # The key is created once before timing: the benchmark is of a normal login, not the first.
         subprocess.run([binary, "identifier"], env=env, check=True, stdout=subprocess.DEVNULL)
-        fast = [("C floor (limit.c)", [build_floor(work)]), ("fr-profile collect", [binary, "collect"])]
-        slow = []
-        for name, argv in [("lshw -json", ["lshw", "-json"]), ("hwinfo --short", ["hwinfo", "--short"]),
-                           ("inxi -Fxz", ["inxi", "-Fxz"]), ("neofetch --stdout", ["neofetch", "--stdout"])]:
-            path = shutil.which(argv[0])
-            if path:
-                slow.append((name, [path] + argv[1:]))
-            else:
-                print(f"collect_bench: {argv[0]} not installed; skipped", file=sys.stderr)
+        stripped = os.path.join(work, "fr-profile.strip-debug")
+        subprocess.run(["strip", "--strip-debug", "-o", stripped, binary], check=True)
+        floor = build_floor(work)
 
-        times = {name: [] for name, _ in fast + slow}
-        peaks = {name: 0.0 for name, _ in fast + slow}
-        for _ in range(10):  # warm-up: page cache, dentries
-            for _, argv in fast:
+        fast = [("C floor (bench/floor.c)", [floor], [floor]),
+                ("fr-profile collect", [binary, "collect"], [stripped, "collect"])]
+        fastfetch = args.fastfetch or shutil.which("fastfetch")
+        if fastfetch:
+            fastfetch = os.path.abspath(fastfetch)
+            fast.append(("fastfetch", [fastfetch] + FASTFETCH_ARGS, [fastfetch] + FASTFETCH_ARGS))
+        else:
+            print("collect_bench: fastfetch not found (give --fastfetch PATH); compared with the C floor only", file=sys.stderr)
+        slow = []
+        if args.peers:
+            for name, argv in [("lshw -json", ["lshw", "-json"]), ("hwinfo --short", ["hwinfo", "--short"]),
+                               ("inxi -Fxz", ["inxi", "-Fxz"]), ("neofetch --stdout", ["neofetch", "--stdout"])]:
+                path = shutil.which(argv[0])
+                if path:
+                    slow.append((name, [path] + argv[1:], None))
+                else:
+                    print(f"collect_bench: {argv[0]} not installed; skipped", file=sys.stderr)
+
+        counts = {name: instructions(measured, env) for name, _, measured in fast}
+        for _, argv, _ in fast:  # evict, then warm up below: the same for every command
+            evict(argv[0])
+        times = {name: [] for name, _, _ in fast + slow}
+        for _ in range(20):  # warm-up, the same for every command: page cache, dentries
+            for _, argv, _ in fast:
                 run_once(argv, env)
         for round_index in range(args.rounds):
             commands = list(fast)
-            if round_index % args.slow_every == 0:
+            if slow and round_index % args.slow_every == 0:
                 commands += slow
             random.shuffle(commands)
-            for name, argv in commands:
+            for name, argv, _ in commands:
                 times[name].append(run_once(argv, env))
-        for name, argv in fast + slow:
-            peaks[name] = peak_rss_mb(argv, env, runs=5 if (name, argv) in fast else 1)
+        peaks = {name: peak_rss_mb(argv, env, runs=5 if measured else 1) for name, argv, measured in fast + slow}
 
-        floor = statistics.median(times["C floor (limit.c)"])
-        print(f"{'command':<22} {'runs':>5} {'median ms':>10} {'p90 ms':>8} {'peak RSS MB':>12} {'× floor':>8}")
-        for name, _ in fast + slow:
-            samples = sorted(times[name])
+        with open("/proc/loadavg") as loadavg:
+            load = " ".join(loadavg.read().split()[:3])
+        print(f"# {os.cpu_count()} CPUs, load {load}, {args.rounds} interleaved rounds")
+        base = statistics.median(times["C floor (bench/floor.c)"])
+        peer = statistics.median(times["fastfetch"]) if fastfetch else None
+        header = f"{'command':<24} {'instructions':>13} {'median ms':>10} {'p90 ms':>8} {'× floor':>8}"
+        header += f" {'× fastfetch':>12}" if peer else ""
+        print(header + f" {'peak RSS MB':>12}")
+        for name, _, _ in fast + slow:
+            samples = times[name]
             median = statistics.median(samples)
-            p90 = samples[max(0, -(-9 * len(samples) // 10) - 1)]
-            print(f"{name:<22} {len(samples):>5} {median:>10.2f} {p90:>8.2f} {peaks[name]:>12.1f} {median / floor:>8.2f}")
+            count = f"{counts[name] / 1e6:.2f} M" if counts.get(name) else "-"
+            line = f"{name:<24} {count:>13} {median:>10.2f} {percentile90(samples):>8.2f} {median / base:>8.2f}"
+            line += f" {median / peer:>12.2f}" if peer else ""
+            print(line + f" {peaks[name]:>12.1f}")
+
+        collect = "fr-profile collect"
+        checks = [("instructions ≤ 2.0 M", counts[collect] is not None and counts[collect] <= TARGETS["instructions"]),
+                  ("wall ≤ 1.2× the C floor", statistics.median(times[collect]) <= TARGETS["floor"] * base),
+                  ("peak RSS ≤ 6 MB", peaks[collect] <= TARGETS["rss"])]
+        if peer:
+            checks.append(("wall ≤ 1.0× fastfetch", statistics.median(times[collect]) <= TARGETS["fastfetch"] * peer))
+        print("targets: " + ", ".join(f"{name} {'met' if ok else 'MISSED'}" for name, ok in checks))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

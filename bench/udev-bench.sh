@@ -15,7 +15,7 @@
 #   umockdev  inside one umockdev testbed holding a laptop's devices (eDP + HDMI with EDIDs, a webcam,
 #             a bluetooth adapter); every command, the C floor included, pays umockdev's LD_PRELOAD
 #             on each file access, so compare the commands with each other, not with the live round
-# The C floor is ../shared/bench/limit.c built with libudev, and with -DNO_UDEV (a sysfs walk).
+# The C floor is bench/floor.c built with libudev, and with -DNO_UDEV (a sysfs walk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-.build-static/release/fr-profile}
@@ -28,8 +28,8 @@ for tool in gcc pkg-config python3 umockdev-run; do
 done
 [ -x "$BIN" ] || { echo "udev-bench: $BIN is missing; run 'make release' first" >&2; exit 1; }
 
-gcc -O2 -o "$OUT/limit" ../shared/bench/limit.c $(pkg-config --cflags --libs libudev)
-gcc -O2 -DNO_UDEV -o "$OUT/limit-sysfs" ../shared/bench/limit.c
+gcc -O2 -o "$OUT/limit" bench/floor.c $(pkg-config --cflags --libs libudev)
+gcc -O2 -DNO_UDEV -o "$OUT/limit-sysfs" bench/floor.c
 
 STATE=$(mktemp -d /dev/shm/fr-profile-bench.XXXXXX)
 trap 'rm -rf "$STATE"' EXIT

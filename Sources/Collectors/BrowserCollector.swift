@@ -1,8 +1,5 @@
 import ProfileJSON
 
-/// The version of fr-profile, reported in the user agent and by `fr-profile --version`.
-public let frProfileVersion = "0.1.0"
-
 /// The "browser" section: the client's user agent.
 public struct BrowserCollector: DeviceCollector {
   public let name = "browser"
@@ -15,15 +12,19 @@ public struct BrowserCollector: DeviceCollector {
 
   public func collect(_ context: CollectionContext) -> JSON? {
     // "userAgent" ← fr-profile/<version> (<os-release PRETTY_NAME>; <uname machine>)
-    ["userAgent": .string(userAgent ?? Self.defaultUserAgent(context.system))]
+    ["userAgent": .string(userAgent ?? Self.userAgent(osRelease: context.facts.osRelease, context.system))]
   }
 
   /// "fr-profile/0.1.0 (Debian GNU/Linux 12 (bookworm); x86_64)". The machine comes from
   /// /proc/sys/kernel/arch (Linux ≥ 6.1, and fixture trees) or `uname`.
   public static func defaultUserAgent(_ system: SystemSource) -> String {
-    let osRelease = readOSRelease(system)
+    userAgent(osRelease: SharedFacts(system: system).osRelease, system)
+  }
+
+  static func userAgent(osRelease: KeyValues, _ system: SystemSource) -> String {
     let osName = meaningful(osRelease["PRETTY_NAME"]) ?? meaningful(osRelease["NAME"]) ?? "Linux"
-    let details = [osName, system.readLine("/proc/sys/kernel/arch") ?? system.unameMachine()].compactMap { $0 }
-    return "fr-profile/\(frProfileVersion) (\(details.joined(separator: "; ")))"
+    var details = osName
+    if let machine = system.readLine("/proc/sys/kernel/arch") ?? system.unameMachine() { details += "; " + machine }
+    return "fr-profile/" + frProfileVersion + " (" + details + ")"
   }
 }

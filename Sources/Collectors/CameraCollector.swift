@@ -24,18 +24,34 @@ public struct CameraCollector: DeviceCollector {
 }
 
 /// The number of cameras among video4linux nodes; see `CameraCollector`.
+///
+/// Groups in an array and compares bytes: a `[String: [UdevDevice]]`, `joined(separator:)` or
+/// `String.contains(String)` here would each cost a runtime conformance lookup on every collect
+/// of a machine with a camera (README "Benchmark").
 func countCameras(_ nodes: [UdevDevice]) -> Int {
-  var byPhysicalDevice: [String: [UdevDevice]] = [:]
-  for node in nodes { byPhysicalDevice[physicalDevicePath(ofVideoNode: node.syspath), default: []].append(node) }
+  var groups: [(path: String, nodes: [UdevDevice])] = []
+  for node in nodes {
+    let path = physicalDevicePath(ofVideoNode: node.syspath)
+    if let index = groups.firstIndex(where: { $0.path == path }) {
+      groups[index].nodes.append(node)
+    } else {
+      groups.append((path, [node]))
+    }
+  }
   var count = 0
-  for group in byPhysicalDevice.values {
+  for group in groups.map(\.nodes) {
     if group.contains(where: { $0.properties["ID_V4L_CAPABILITIES"] != nil }) {
-      count += group.filter { $0.properties["ID_V4L_CAPABILITIES"]?.contains(":capture:") == true }.count
+      count += group.filter { $0.properties["ID_V4L_CAPABILITIES"].map(canCapture) == true }.count
     } else if group.contains(where: { isVideoNodeName($0.sysname) }) {
       count += 1
     }
   }
   return count
+}
+
+/// `ID_V4L_CAPABILITIES` lists ":capture:" (e.g. ":capture:" or ":capture:video_output:").
+private func canCapture(_ capabilities: String) -> Bool {
+  containsBytes(Array(capabilities.utf8), ":capture:")
 }
 
 /// The device a video node belongs to: ".../3-6/3-6:1.0/video4linux/video0" → ".../3-6" (a USB
@@ -44,7 +60,12 @@ func physicalDevicePath(ofVideoNode syspath: String) -> String {
   var parts = syspath.split(separator: "/")
   if parts.count >= 2, parts[parts.count - 2] == "video4linux" { parts.removeLast(2) }
   if let last = parts.last, isUSBInterfaceName(last) { parts.removeLast() }
-  return "/" + parts.joined(separator: "/")
+  var path = ""
+  for part in parts {
+    path.append("/")
+    path.append(contentsOf: part)
+  }
+  return path.isEmpty ? "/" : path
 }
 
 /// "video0", not "v4l-subdev0", "radio0", "vbi0", "swradio0" or "v4l-touch0".

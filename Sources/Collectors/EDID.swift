@@ -1,16 +1,16 @@
 /// A display mode in pixels, as a panel or monitor prefers it.
-public struct DisplayMode: Sendable, Equatable {
-  public var width: Int
-  public var height: Int
+package struct DisplayMode: Sendable, Equatable {
+  package var width: Int
+  package var height: Int
 
-  public init(width: Int, height: Int) {
+  package init(width: Int, height: Int) {
     self.width = width
     self.height = height
   }
 }
 
 /// Why an EDID block gave no preferred mode.
-public enum EDIDError: Error, Equatable, CustomStringConvertible {
+package enum EDIDError: Error, Equatable, CustomStringConvertible {
   /// Fewer than the 128 bytes of a base block (0: the connector has no EDID).
   case tooShort(count: Int)
   /// The first 8 bytes are not 00 FF FF FF FF FF FF 00.
@@ -20,7 +20,7 @@ public enum EDIDError: Error, Equatable, CustomStringConvertible {
   /// The first descriptor is not a detailed timing (pixel clock 0) or has no size.
   case noPreferredTiming
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .tooShort(0): "empty EDID"
     case .tooShort(let count): "EDID too short (\(count) bytes, a base block has 128)"
@@ -44,7 +44,7 @@ public enum EDIDError: Error, Equatable, CustomStringConvertible {
 ///     127    checksum: the 128 bytes sum to 0 modulo 256
 ///
 /// Extension blocks (CTA-861, DisplayID) are ignored.
-public func parseEDID(_ bytes: [UInt8]) -> Result<DisplayMode, EDIDError> {
+package func parseEDID(_ bytes: [UInt8]) -> Result<DisplayMode, EDIDError> {
   guard bytes.count >= 128 else { return .failure(.tooShort(count: bytes.count)) }
   guard bytes[0..<8].elementsEqual([0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00]) else {
     return .failure(.badHeader)

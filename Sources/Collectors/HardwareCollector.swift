@@ -23,7 +23,7 @@ public struct HardwareCollector: DeviceCollector {
     // "hardware" ← cpuinfo "model name" (x86), ARM core name from "CPU part", else the device-tree SoC
     section.set("hardware", processorName(context))
     // "manufacturer" ← DMI sys_vendor / board_vendor, or the device-tree vendor
-    section.set("manufacturer", MachineIdentity.read(context).vendor)
+    section.set("manufacturer", context.facts.machineIdentity.vendor)
     // "storage" ← statvfs("/"): f_blocks × f_frsize, MiB
     section.set("storage", system.fileSystemSize("/").map { Int($0 >> 20) })
     // "memory" ← MemTotal in /proc/meminfo, MiB, rounded up to 128 MiB
@@ -37,7 +37,7 @@ public struct HardwareCollector: DeviceCollector {
   }
 
   func memoryMiB(_ context: CollectionContext) -> Int? {
-    guard let text = context.system.readText("/proc/meminfo", limit: 16384) else {
+    guard let text = context.system.readBytes("/proc/meminfo", limit: 16384) else {
       context.diagnostics.detail("hardware.memory", "/proc/meminfo is not readable")
       return nil
     }
@@ -53,7 +53,7 @@ public struct HardwareCollector: DeviceCollector {
       if let count = parseCPUListCount(present) { return count }
       context.diagnostics.warn("hardware.cpu", "/sys/devices/system/cpu/present is not a CPU list: \"\(present)\"")
     }
-    guard let text = context.system.readText("/proc/cpuinfo") else { return nil }
+    guard let text = context.system.readBytes("/proc/cpuinfo") else { return nil }
     let count = parseCPUInfo(text).processors
     return count > 0 ? count : nil
   }
@@ -72,14 +72,14 @@ public struct HardwareCollector: DeviceCollector {
 }
 
 /// MemTotal (KiB) → MiB rounded up to `HardwareCollector.memoryGranularityMiB`.
-public func roundMemoryMiB(kib: UInt64) -> UInt64 {
+package func roundMemoryMiB(kib: UInt64) -> UInt64 {
   let granularity = HardwareCollector.memoryGranularityMiB
   let mib = (kib + 1023) / 1024
   return (mib + granularity - 1) / granularity * granularity
 }
 
 /// ARM core names by implementer and part number, as util-linux `lscpu` names them.
-public func armCoreName(implementer: String, part: String) -> String? {
+package func armCoreName(implementer: String, part: String) -> String? {
   let arm: [String: String] = [
     "0xb76": "ARM1176", "0xc07": "Cortex-A7", "0xc08": "Cortex-A8", "0xc09": "Cortex-A9", "0xc0f": "Cortex-A15",
     "0xd03": "Cortex-A53", "0xd04": "Cortex-A35", "0xd05": "Cortex-A55", "0xd07": "Cortex-A57",

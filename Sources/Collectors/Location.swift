@@ -37,45 +37,27 @@ public struct Location: Sendable, Equatable {
     return Double(text)
   }
 
-  /// The configured position, by precedence: `--latitude/--longitude`, then
-  /// `FR_PROFILE_LOCATION="lat,lon"`, then the location file (first line that is not a comment).
-  /// Returns nil when none is configured; a configured but invalid value is an error.
-  public static func configured(
-    latitude: Double?, longitude: Double?, environment: [String: String], file: String?, fileRequired: Bool
-  ) throws(LocationError) -> (location: Location, source: String)? {
-    if let latitude, let longitude {
-      return (try Location(latitude: latitude, longitude: longitude, source: "--latitude/--longitude"), "flags")
-    }
-    if let value = environment["FR_PROFILE_LOCATION"], !trimmed(value).isEmpty {
-      return (try parse(value, source: "FR_PROFILE_LOCATION"), "FR_PROFILE_LOCATION")
-    }
-    guard let file else { return nil }
-    guard let text = SystemSource(root: "/", environment: [:]).readText(file, limit: 65536) else {
-      if fileRequired { throw .unreadable(path: file) }
-      return nil
-    }
+  /// The position in a location file's text: its first line that is neither empty nor a
+  /// comment ("#"), as "LATITUDE,LONGITUDE". Where the file is and whether it beats flags or the
+  /// environment is the caller's policy (fr-profile: flags, then FR_PROFILE_LOCATION, then the file).
+  ///
+  ///     # office
+  ///     48.8566,2.3522
+  public static func parseFile(_ text: String, source: String) throws(LocationError) -> Location {
     let lines = text.split(separator: "\n").map { trimmed($0) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
-    guard let line = lines.first else { throw .invalid(source: file, reason: "no \"LATITUDE,LONGITUDE\" line") }
-    return (try parse(line, source: file), file)
+    guard let line = lines.first else { throw .invalid(source: source, reason: "no \"LATITUDE,LONGITUDE\" line") }
+    return try parse(line, source: source)
   }
 }
 
+/// A configured position that is not one: `source` names where it came from (a flag, a variable,
+/// a file), `reason` what is wrong.
 public enum LocationError: Error, CustomStringConvertible, Equatable {
   case invalid(source: String, reason: String)
-  case unreadable(path: String)
 
   public var description: String {
     switch self {
     case .invalid(let source, let reason): "invalid location in \(source): \(reason)."
-    case .unreadable(let path): "cannot read the location file \(path). Check the path, or drop --location-file."
-    }
-  }
-
-  /// EX_DATAERR for a bad value, EX_NOINPUT for a missing file.
-  public var exitCode: Int32 {
-    switch self {
-    case .invalid: 65
-    case .unreadable: 66
     }
   }
 }

@@ -12,9 +12,9 @@ public struct PlatformCollector: DeviceCollector {
 
   public func collect(_ context: CollectionContext) -> JSON? {
     let system = context.system
-    let osRelease = readOSRelease(system)
-    let machineInfo = system.readText("/etc/machine-info").map(parseKeyValueFile) ?? [:]
-    let identity = MachineIdentity.read(context)
+    let osRelease = context.facts.osRelease
+    let machineInfo = system.readBytes("/etc/machine-info").map(parseKeyValueFile) ?? KeyValues()
+    let identity = context.facts.machineIdentity
     var section = SectionBuilder()
     // "platform" ← always "Linux" (Android sends "Android", iOS "iOS")
     section.set("platform", "Linux")
@@ -38,15 +38,9 @@ public struct PlatformCollector: DeviceCollector {
   }
 }
 
-/// os-release, from /etc or its fallback location /usr/lib (os-release(5)).
-func readOSRelease(_ system: SystemSource) -> [String: String] {
-  let text = system.readText("/etc/os-release") ?? system.readText("/usr/lib/os-release")
-  return text.map(parseKeyValueFile) ?? [:]
-}
-
 // MARK: - device (chassis)
 
-func chassis(_ context: CollectionContext, machineInfo: [String: String]) -> String? {
+func chassis(_ context: CollectionContext, machineInfo: KeyValues) -> String? {
   if let configured = meaningful(machineInfo["CHASSIS"]) { return configured }
   switch context.facts.virtualization {
   case .container: return "container"
@@ -54,7 +48,7 @@ func chassis(_ context: CollectionContext, machineInfo: [String: String]) -> Str
   case .none: break
   }
   let system = context.system
-  if let type = system.readLine("/sys/class/dmi/id/chassis_type").flatMap({ Int($0) }),
+  if let type = context.facts.dmi("chassis_type").flatMap({ Int($0) }),
     let name = chassisName(dmiType: type)
   {
     return name
@@ -74,7 +68,7 @@ func chassis(_ context: CollectionContext, machineInfo: [String: String]) -> Str
 }
 
 /// SMBIOS chassis type (DMI `chassis_type`) → hostnamectl's chassis, as systemd-hostnamed maps it.
-public func chassisName(dmiType: Int) -> String? {
+package func chassisName(dmiType: Int) -> String? {
   switch dmiType {
   case 0x03, 0x04, 0x06, 0x07, 0x0D, 0x23, 0x24: "desktop"
   case 0x08, 0x09, 0x0A, 0x0E: "laptop"
@@ -88,7 +82,7 @@ public func chassisName(dmiType: Int) -> String? {
 }
 
 /// ACPI preferred power-management profile (/sys/firmware/acpi/pm_profile) → chassis.
-public func chassisName(acpiProfile: Int) -> String? {
+package func chassisName(acpiProfile: Int) -> String? {
   switch acpiProfile {
   case 1, 3, 6: "desktop"
   case 2: "laptop"
@@ -101,13 +95,13 @@ public func chassisName(acpiProfile: Int) -> String? {
 // MARK: - model and vendor
 
 /// The machine's maker and model, from DMI on PCs and servers, from the device tree on boards.
-struct MachineIdentity {
+struct MachineIdentity: Sendable {
   var vendor: String?
   var model: String?
 
-  static func read(_ context: CollectionContext) -> MachineIdentity {
-    let system = context.system
-    func dmi(_ field: String) -> String? { meaningful(system.readLine("/sys/class/dmi/id/\(field)")) }
+  /// Read once per collection through `SharedFacts.machineIdentity`.
+  static func read(_ system: SystemSource, facts: SharedFacts) -> MachineIdentity {
+    func dmi(_ field: String) -> String? { meaningful(facts.dmi(field)) }
     let vendor = dmi("sys_vendor") ?? dmi("board_vendor")
     if vendor != nil || dmi("product_name") != nil {
       // Lenovo keeps the marketing name in product_version ("ThinkPad X1 Carbon Gen 9") and a
@@ -132,7 +126,7 @@ private let deviceTreeVendors: [String: String] = [
 ]
 
 /// The vendor of a device-tree `compatible` entry such as "raspberrypi,4-model-b".
-public func deviceTreeVendor(_ compatible: String) -> String? {
+package func deviceTreeVendor(_ compatible: String) -> String? {
   guard let comma = compatible.firstIndex(of: ","), comma > compatible.startIndex else { return nil }
   let prefix = String(compatible[..<comma])
   return deviceTreeVendors[prefix] ?? prefix
@@ -145,10 +139,10 @@ public func deviceTreeVendor(_ compatible: String) -> String? {
 /// through to the system setting instead of hiding it: a login shell and a service then agree.
 func locale(_ system: SystemSource) -> String? {
   for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
-    if let value = system.environment[variable], !value.isEmpty, let locale = normalizeLocale(value) { return locale }
+    if let value = system.variable(variable), !value.isEmpty, let locale = normalizeLocale(value) { return locale }
   }
   for file in ["/etc/locale.conf", "/etc/default/locale"] {
-    guard let settings = system.readText(file).map(parseKeyValueFile) else { continue }
+    guard let settings = system.readBytes(file).map(parseKeyValueFile) else { continue }
     for key in ["LC_MESSAGES", "LANG"] {
       if let value = settings[key], let locale = normalizeLocale(value) { return locale }
     }
@@ -157,7 +151,7 @@ func locale(_ system: SystemSource) -> String? {
 }
 
 /// "de_DE.UTF-8@euro" → "de_DE"; "C", "POSIX" and "C.UTF-8" name no language and give nil.
-public func normalizeLocale(_ value: String) -> String? {
+package func normalizeLocale(_ value: String) -> String? {
   let name = value.split(separator: ".", maxSplits: 1).first.map(String.init) ?? value
   let base = name.split(separator: "@", maxSplits: 1).first.map(String.init) ?? name
   if base.isEmpty || base == "C" || base == "POSIX" { return nil }
@@ -166,21 +160,21 @@ public func normalizeLocale(_ value: String) -> String? {
 }
 
 func timeZone(_ system: SystemSource) -> String? {
-  if let tz = system.environment["TZ"], !tz.isEmpty, let zone = ianaZone(fromTZ: tz) { return zone }
+  if let tz = system.variable("TZ"), !tz.isEmpty, let zone = ianaZone(fromTZ: tz) { return zone }
   if let target = system.readLink("/etc/localtime"), let zone = ianaZone(fromPath: target) { return zone }
   return system.readLine("/etc/timezone").flatMap(validZoneName)
 }
 
 /// The IANA name in a TZ value: ":Europe/Berlin", "Europe/Berlin", or a path into zoneinfo.
 /// POSIX rule strings such as "CET-1CEST" name no zone and give nil.
-public func ianaZone(fromTZ value: String) -> String? {
+package func ianaZone(fromTZ value: String) -> String? {
   let text = value.hasPrefix(":") ? String(value.dropFirst()) : value
   if text.hasPrefix("/") { return ianaZone(fromPath: text) }
   return validZoneName(text)
 }
 
 /// "/usr/share/zoneinfo/Europe/Berlin" or "../usr/share/zoneinfo/Europe/Berlin" → "Europe/Berlin".
-public func ianaZone(fromPath path: String) -> String? {
+package func ianaZone(fromPath path: String) -> String? {
   let marker = Array("zoneinfo/".utf8)
   let bytes = Array(path.utf8)
   guard bytes.count > marker.count,

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import ArgumentParser
 import Collectors
 
@@ -62,6 +67,10 @@ package struct ProfileOptions: ParsableArguments {
   }
 }
 
+/// This process's environment, looked up one variable at a time (`getenv`): building a
+/// dictionary of it is a measurable part of a collect (README "Benchmark").
+private let environment = SystemSource(root: "/")
+
 /// What `ProfileOptions` holds, without ArgumentParser: how to find the system, the identity
 /// and the location.
 package struct ProfileSettings: Equatable {
@@ -95,8 +104,7 @@ package struct ProfileSettings: Equatable {
 
   /// The system source for the chosen root; a missing root directory is an error.
   package func systemSource() throws -> SystemSource {
-    let environment = processEnvironment()
-    let system = SystemSource(root: root, environment: environment)
+    let system = SystemSource(root: root)
     if !system.isLive {
       guard SystemSource(root: "/", environment: [:]).status(root, followLinks: true)?.isDirectory == true else {
         throw Failure(code: 66, "--root \(root) is not a directory.")
@@ -106,7 +114,7 @@ package struct ProfileSettings: Equatable {
   }
 
   package func keyStore() throws -> DeviceKeyStore {
-    let directory = stateDirectory ?? DeviceKeyStore.defaultDirectory(environment: processEnvironment())
+    let directory = stateDirectory ?? DeviceKeyStore.defaultDirectory(variable: environment.variable)
     guard let directory else { throw Failure(IdentityError.noStateDirectory) }
     return DeviceKeyStore(directory: directory)
   }
@@ -123,21 +131,43 @@ package struct ProfileSettings: Equatable {
     return identifier
   }
 
-  /// The configured location, or nil with a note on stderr when none is configured.
+  /// The configured location, or nil with a note on stderr when none is configured. The order
+  /// is the CLI's: --latitude/--longitude, then FR_PROFILE_LOCATION="lat,lon", then the location
+  /// file (--location-file, required to exist; else <state-dir>/location when present).
   package func configuredLocation() throws -> Location? {
-    let defaultFile = (try? keyStore()).map { $0.directory + "/location" }
+    let found: (location: Location, source: String)?
     do {
-      let found = try Location.configured(
-        latitude: latitude, longitude: longitude, environment: processEnvironment(),
-        file: locationFile ?? defaultFile, fileRequired: locationFile != nil)
-      if found == nil {
-        note("location asked for, but no position is configured (--latitude/--longitude, FR_PROFILE_LOCATION or a location file); location omitted.")
-      }
-      if verbose, let found { detail("location from \(found.source)") }
-      return found?.location
-    } catch {
-      throw Failure(code: error.exitCode, error.description)
+      found = try configuredLocationSource()
+    } catch let error as LocationError {
+      throw Failure(code: 65, error.description)
     }
+    if found == nil {
+      note("location asked for, but no position is configured (--latitude/--longitude, FR_PROFILE_LOCATION or a location file); location omitted.")
+    }
+    if verbose, let found { detail("location from \(found.source)") }
+    return found?.location
+  }
+
+  private func configuredLocationSource() throws -> (location: Location, source: String)? {
+    if let latitude, let longitude {
+      return (try Location(latitude: latitude, longitude: longitude, source: "--latitude/--longitude"), "flags")
+    }
+    if let value = environment.variable("FR_PROFILE_LOCATION"), !trimmed(value).isEmpty {
+      return (try Location.parse(value, source: "FR_PROFILE_LOCATION"), "FR_PROFILE_LOCATION")
+    }
+    guard let file = locationFile ?? (try? keyStore()).map({ $0.directory + "/location" }) else { return nil }
+    let fd = open(file, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+      if locationFile != nil {
+        throw Failure(code: 66, "cannot read the location file \(file). Check the path, or drop --location-file.")
+      }
+      return nil
+    }
+    defer { close(fd) }
+    guard let bytes = readAll(fd, limit: 65536) else {
+      throw Failure(code: 66, "cannot read the location file \(file): \(String(cString: strerror(errno))).")
+    }
+    return (try Location.parseFile(String(decoding: bytes, as: UTF8.self), source: file), file)
   }
 
   package func printDiagnostics(_ diagnostics: Diagnostics) {

@@ -133,7 +133,9 @@ public enum JSONWriter {
       integerPart = text[..<dot]
       fraction = text[text.index(after: dot)...]
     }
-    var digits = String(integerPart) + fraction
+    // String + String: `String + Substring` goes through the unspecialised generic
+    // `append(contentsOf:)`, whose first use costs ~180 k instructions of runtime type lookups.
+    var digits = String(integerPart) + String(fraction)
     var n = integerPart.count + exponent
     // Strip leading zeros (each shifts the point) and trailing zeros (insignificant).
     while digits.first == "0" && digits.count > 1 {

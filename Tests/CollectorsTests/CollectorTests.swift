@@ -160,11 +160,8 @@ import ProfileJSON
 }
 
 @Suite struct LocationTests {
-  @Test func flagsBeatEnvironmentBeatFile() throws {
-    let env = ["FR_PROFILE_LOCATION": "48.85, 2.35"]
-    #expect(try Location.configured(latitude: 1, longitude: 2, environment: env, file: nil, fileRequired: false)?.location == Location(latitude: 1, longitude: 2, source: ""))
-    #expect(try Location.configured(latitude: nil, longitude: nil, environment: env, file: nil, fileRequired: false)?.location == Location(latitude: 48.85, longitude: 2.35, source: ""))
-    #expect(try Location.configured(latitude: nil, longitude: nil, environment: [:], file: "/nonexistent/location", fileRequired: false) == nil)
+  @Test func locationFileTakesTheFirstLineThatIsNotAComment() throws {
+    #expect(try Location.parseFile("# office\n\n  48.85, 2.35 \n1,2\n", source: "f") == Location(latitude: 48.85, longitude: 2.35, source: ""))
   }
 
   @Test("invalid positions are errors naming the source", arguments: ["91,0", "0,181", "nan,1", "1", "a,b", "1,2,3", "inf,0", "0x10,1"])
@@ -172,9 +169,9 @@ import ProfileJSON
     #expect(throws: LocationError.self) { try Location.parse(text, source: "FR_PROFILE_LOCATION") }
   }
 
-  @Test func requiredFileMustExist() {
-    #expect(throws: LocationError.unreadable(path: "/nonexistent/loc")) {
-      try Location.configured(latitude: nil, longitude: nil, environment: [:], file: "/nonexistent/loc", fileRequired: true)
+  @Test func locationFileWithoutAPositionIsAnErrorNamingTheFile() {
+    #expect(throws: LocationError.invalid(source: "/etc/loc", reason: "no \"LATITUDE,LONGITUDE\" line")) {
+      try Location.parseFile("# nothing here\n\n", source: "/etc/loc")
     }
   }
 }

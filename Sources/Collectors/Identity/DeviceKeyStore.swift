@@ -45,10 +45,16 @@ public struct DeviceKeyStore: Sendable {
   /// The default state directory: `$FR_PROFILE_HOME`; for root `/var/lib/fr-profile`; else
   /// `$XDG_STATE_HOME/fr-profile`, else `~/.local/state/fr-profile`.
   public static func defaultDirectory(environment: [String: String], isRoot: Bool = geteuid() == 0) -> String? {
-    if let home = environment["FR_PROFILE_HOME"], !home.isEmpty { return home }
+    defaultDirectory(variable: { environment[$0] }, isRoot: isRoot)
+  }
+
+  /// The same, looking variables up with `variable` (e.g. `SystemSource.variable`, which reads
+  /// this process's environment without building a dictionary of it).
+  public static func defaultDirectory(variable: (String) -> String?, isRoot: Bool = geteuid() == 0) -> String? {
+    if let home = variable("FR_PROFILE_HOME"), !home.isEmpty { return home }
     if isRoot { return "/var/lib/fr-profile" }
-    if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/fr-profile" }
-    if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/fr-profile" }
+    if let state = variable("XDG_STATE_HOME"), state.hasPrefix("/") { return state + "/fr-profile" }
+    if let home = variable("HOME"), home.hasPrefix("/") { return home + "/.local/state/fr-profile" }
     return nil
   }
 

@@ -7,7 +7,7 @@ import Musl
 /// Reads from `fd` until end of file or `limit` bytes, retrying interrupted reads. Returns nil
 /// on a read error, with `errno` left as the failing `read` set it. The one read loop of the
 /// package: SystemSource, the key store and the commands' input files all use it.
-public func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
+package func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
   var result: [UInt8] = []
   var chunk = 4096
   while result.count < limit {
@@ -33,7 +33,7 @@ public func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
 
 /// Writes all of `bytes` to `fd`, retrying interrupted and short writes. False on an error,
 /// with `errno` left as the failing `write` set it.
-public func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+package func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
   var written = 0
   while written < bytes.count {
     let result = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }

@@ -1,5 +1,120 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 // Parsers for the text formats collectors read, kept apart from reading so each gets table
-// tests of its own. They work on bytes/UTF-8 views: collection runs at every login.
+// tests of its own. They scan bytes (`[UInt8]`): collection runs at every login, and splitting
+// /proc text into `Character`s cost more than all the reads together (README "Benchmark").
+// Only the values that end up in a profile become `String`s. Each parser also takes a `String`
+// for tests and embedders; that overload only forwards the UTF-8 bytes.
+
+// MARK: - byte helpers
+
+/// White space as `trimmed` removes it: space, tab, LF, CR, NUL.
+@inline(__always)
+func isSpaceByte(_ byte: UInt8) -> Bool {
+  byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0
+}
+
+/// `range` of `bytes` without white space at either end.
+@inline(__always)
+func trimRange(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+  var low = range.lowerBound
+  var high = range.upperBound
+  while low < high && isSpaceByte(bytes[low]) { low += 1 }
+  while high > low && isSpaceByte(bytes[high - 1]) { high -= 1 }
+  return low..<high
+}
+
+/// The first index of `byte` in `range`, or nil.
+@inline(__always)
+func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+  guard !range.isEmpty, let base = bytes.baseAddress,
+    let found = memchr(base + range.lowerBound, Int32(byte), range.count)
+  else { return nil }
+  return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+}
+
+/// Whether `range` of `bytes` equals the ASCII `literal`.
+@inline(__always)
+func bytesEqual(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+  range.count == literal.utf8CodeUnitCount
+    && (range.isEmpty || memcmp(bytes.baseAddress! + range.lowerBound, literal.utf8Start, range.count) == 0)
+}
+
+/// Whether `range` of `bytes` starts with the ASCII `literal`.
+@inline(__always)
+func bytesHavePrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+  range.count >= literal.utf8CodeUnitCount
+    && memcmp(bytes.baseAddress! + range.lowerBound, literal.utf8Start, literal.utf8CodeUnitCount) == 0
+}
+
+/// `range` of `bytes` decoded as UTF-8 (invalid sequences become U+FFFD).
+@inline(__always)
+func decode(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+  String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+}
+
+/// Calls `body` with each "\n"-separated line of `bytes` (without the "\n"), empty ones included.
+@inline(__always)
+func forEachLine(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
+  var start = 0
+  while start < bytes.count {
+    let end = firstIndex(of: 0x0A, in: bytes, start..<bytes.count) ?? bytes.count
+    guard body(start..<end) else { return }
+    start = end + 1
+  }
+}
+
+/// Calls `body` with each run of bytes between separators (empty runs skipped).
+@inline(__always)
+func forEachField(
+  _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, separatedBy isSeparator: (UInt8) -> Bool,
+  _ body: (Range<Int>) -> Bool
+) {
+  var index = range.lowerBound
+  while index < range.upperBound {
+    while index < range.upperBound && isSeparator(bytes[index]) { index += 1 }
+    let start = index
+    while index < range.upperBound && !isSeparator(bytes[index]) { index += 1 }
+    if start < index, !body(start..<index) { return }
+  }
+}
+
+// MARK: - KEY=value files
+
+/// The settings of a `KEY=value` file, in file order, each key once (a later line wins).
+///
+/// An array searched linearly rather than a `Dictionary`: these files hold a dozen keys, and
+/// the first `Dictionary<String, String>` of a process makes the Swift runtime scan every
+/// protocol conformance record of the binary (~0.1 M instructions and ~1.4 MB of touched
+/// pages at every login; README "Benchmark").
+package struct KeyValues: Sendable, Equatable {
+  package struct Setting: Sendable, Equatable {
+    package var key: String
+    package var value: String
+  }
+  package private(set) var settings: [Setting] = []
+
+  package init() {}
+
+  /// The value of `key`, or nil when the file does not set it.
+  package subscript(key: String) -> String? {
+    get { settings.first(where: { $0.key == key })?.value }
+    set {
+      if let index = settings.firstIndex(where: { $0.key == key }) {
+        if let newValue { settings[index].value = newValue } else { settings.remove(at: index) }
+      } else if let newValue {
+        settings.append(Setting(key: key, value: newValue))
+      }
+    }
+  }
+
+  /// How many keys are set.
+  package var count: Int { settings.count }
+}
 
 /// Parses shell-style `KEY=value` files: os-release, /etc/locale.conf, /etc/default/locale,
 /// /etc/machine-info.
@@ -11,52 +126,85 @@
 ///
 /// Values may be double- or single-quoted; `\"`, `\\`, `\$` and `` \` `` escapes are undone in
 /// double quotes (os-release(5)). Lines without `=` and comments are skipped. Later keys win.
-public func parseKeyValueFile(_ text: String) -> [String: String] {
-  var result: [String: String] = [:]
-  for rawLine in text.split(separator: "\n", omittingEmptySubsequences: true) {
-    let line = trimmed(rawLine)
-    guard !line.isEmpty, !line.hasPrefix("#"), let equals = line.firstIndex(of: "=") else { continue }
-    var key = trimmed(line[..<equals])
-    if key.hasPrefix("export ") { key = trimmed(key.dropFirst(7)) }
-    guard !key.isEmpty else { continue }
-    result[key] = unquote(trimmed(line[line.index(after: equals)...]))
+package func parseKeyValueFile(_ bytes: [UInt8]) -> KeyValues {
+  var result = KeyValues()
+  bytes.withUnsafeBufferPointer { bytes in
+    forEachLine(bytes) { rawLine in
+      let line = trimRange(bytes, rawLine)
+      guard !line.isEmpty, bytes[line.lowerBound] != UInt8(ascii: "#"),
+        let equals = firstIndex(of: UInt8(ascii: "="), in: bytes, line)
+      else { return true }
+      var key = trimRange(bytes, line.lowerBound..<equals)
+      if bytesHavePrefix(bytes, key, "export ") { key = trimRange(bytes, (key.lowerBound + 7)..<key.upperBound) }
+      guard !key.isEmpty else { return true }
+      result[decode(bytes, key)] = unquote(bytes, trimRange(bytes, (equals + 1)..<line.upperBound))
+      return true
+    }
   }
   return result
 }
 
-private func unquote(_ value: String) -> String {
-  guard let first = value.first, first == "\"" || first == "'" else { return value }
-  var output = ""
+package func parseKeyValueFile(_ text: String) -> KeyValues {
+  parseKeyValueFile(Array(text.utf8))
+}
+
+private func unquote(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+  guard let first = range.first.map({ bytes[$0] }), first == UInt8(ascii: "\"") || first == UInt8(ascii: "'") else {
+    return decode(bytes, range)
+  }
+  var output: [UInt8] = []
+  output.reserveCapacity(range.count)
   var escaped = false
-  for character in value.dropFirst() {
+  for index in (range.lowerBound + 1)..<range.upperBound {
+    let byte = bytes[index]
     if escaped {
-      if !("\"\\$`".contains(character)) { output.append("\\") }
-      output.append(character)
+      switch byte {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "$"), UInt8(ascii: "`"): break
+      default: output.append(UInt8(ascii: "\\"))
+      }
+      output.append(byte)
       escaped = false
-    } else if character == "\\" && first == "\"" {
+    } else if byte == UInt8(ascii: "\\") && first == UInt8(ascii: "\"") {
       escaped = true
-    } else if character == first {
+    } else if byte == first {
       break
     } else {
-      output.append(character)
+      output.append(byte)
     }
   }
-  return output
+  return String(decoding: output, as: UTF8.self)
 }
+
+// MARK: - /proc
 
 /// MemTotal from /proc/meminfo, in KiB.
 ///
 ///     MemTotal:       16303580 kB
 ///     MemFree:         8123456 kB
-public func parseMemTotalKiB(_ text: String) -> UInt64? {
-  for line in text.split(separator: "\n") where line.hasPrefix("MemTotal:") {
-    let fields = line.dropFirst("MemTotal:".count).split(separator: " ")
-    // More than 2^50 KiB (1 EiB) is not memory, and would overflow the MiB arithmetic.
-    guard let number = fields.first, let kib = UInt64(number), kib < 1 << 50 else { return nil }
-    if fields.count > 1 && fields[1] != "kB" { return nil }
-    return kib
+package func parseMemTotalKiB(_ bytes: [UInt8]) -> UInt64? {
+  var result: UInt64?
+  bytes.withUnsafeBufferPointer { bytes in
+    forEachLine(bytes) { line in
+      guard bytesHavePrefix(bytes, line, "MemTotal:") else { return true }
+      // The first two fields separated by spaces: the number and its unit.
+      var number: Range<Int>?
+      var unit: Range<Int>?
+      forEachField(bytes, (line.lowerBound + 9)..<line.upperBound, separatedBy: { $0 == 0x20 }) { field in
+        if number == nil { number = field } else { unit = field }
+        return unit == nil
+      }
+      // More than 2^50 KiB (1 EiB) is not memory, and would overflow the MiB arithmetic.
+      guard let number, let kib = UInt64(decode(bytes, number)), kib < 1 << 50 else { return false }
+      if let unit, !bytesEqual(bytes, unit, "kB") { return false }
+      result = kib
+      return false
+    }
   }
-  return nil
+  return result
+}
+
+package func parseMemTotalKiB(_ text: String) -> UInt64? {
+  parseMemTotalKiB(Array(text.utf8))
 }
 
 /// The fields of /proc/cpuinfo a profile uses.
@@ -81,30 +229,46 @@ public struct CPUInfo: Equatable, Sendable {
 ///     processor	: 0
 ///     CPU implementer	: 0x41
 ///     CPU part	: 0xd08
-public func parseCPUInfo(_ text: String) -> CPUInfo {
+package func parseCPUInfo(_ bytes: [UInt8]) -> CPUInfo {
   var info = CPUInfo()
-  for line in text.split(separator: "\n") {
-    guard let colon = line.firstIndex(of: ":") else { continue }
-    let key = trimmed(line[..<colon])
-    let value = trimmed(line[line.index(after: colon)...])
-    switch key {
-    case "processor": info.processors += 1
-    case "model name", "Processor":
-      if info.modelName == nil, !value.isEmpty { info.modelName = collapseSpaces(value) }
-    case "CPU implementer": if info.implementer == nil { info.implementer = value.lowercased() }
-    case "CPU part": if info.part == nil { info.part = value.lowercased() }
-    case "flags":
-      if !info.hypervisorFlag, info.processors <= 1 {
-        info.hypervisorFlag = value.split(separator: " ").contains("hypervisor")
+  bytes.withUnsafeBufferPointer { bytes in
+    forEachLine(bytes) { line in
+      guard let colon = firstIndex(of: UInt8(ascii: ":"), in: bytes, line) else { return true }
+      let key = trimRange(bytes, line.lowerBound..<colon)
+      guard !key.isEmpty else { return true }
+      let value = { trimRange(bytes, (colon + 1)..<line.upperBound) }
+      switch bytes[key.lowerBound] {
+      case UInt8(ascii: "p") where bytesEqual(bytes, key, "processor"):
+        info.processors += 1
+      case UInt8(ascii: "m") where bytesEqual(bytes, key, "model name"),
+        UInt8(ascii: "P") where bytesEqual(bytes, key, "Processor"):
+        let value = value()
+        if info.modelName == nil, !value.isEmpty { info.modelName = collapseSpaces(decode(bytes, value)) }
+      case UInt8(ascii: "C") where bytesEqual(bytes, key, "CPU implementer"):
+        if info.implementer == nil { info.implementer = decode(bytes, value()).lowercased() }
+      case UInt8(ascii: "C") where bytesEqual(bytes, key, "CPU part"):
+        if info.part == nil { info.part = decode(bytes, value()).lowercased() }
+      case UInt8(ascii: "f") where bytesEqual(bytes, key, "flags"):
+        if !info.hypervisorFlag, info.processors <= 1 {
+          forEachField(bytes, value(), separatedBy: { $0 == 0x20 }) { word in
+            if bytesEqual(bytes, word, "hypervisor") { info.hypervisorFlag = true }
+            return !info.hypervisorFlag
+          }
+        }
+      default: break
       }
-    default: break
+      return true
     }
   }
   return info
 }
 
+package func parseCPUInfo(_ text: String) -> CPUInfo {
+  parseCPUInfo(Array(text.utf8))
+}
+
 /// The number of CPUs in a sysfs CPU list such as `0-3,8-11` (/sys/devices/system/cpu/present).
-public func parseCPUListCount(_ text: String) -> Int? {
+package func parseCPUListCount(_ text: String) -> Int? {
   var count = 0
   for range in trimmed(text).split(separator: ",") {
     let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
@@ -125,30 +289,49 @@ public func parseCPUListCount(_ text: String) -> Int? {
 private let maximumCPUs = 1 << 16
 
 /// Entries of a NUL-separated device-tree string list (`compatible`, `model`).
-public func parseDeviceTreeStrings(_ bytes: [UInt8]) -> [String] {
+package func parseDeviceTreeStrings(_ bytes: [UInt8]) -> [String] {
   bytes.split(separator: 0).map { trimmed(String(decoding: $0, as: UTF8.self)) }.filter { !$0.isEmpty }
 }
 
-/// Replaces runs of white space with one space (cpuinfo pads model names).
-public func collapseSpaces(_ text: String) -> String {
-  text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+/// Replaces runs of spaces and tabs with one space and drops them at both ends (cpuinfo pads
+/// model names). Works on UTF-8 bytes: `split` + `joined` would cost a runtime conformance
+/// lookup on every collect.
+package func collapseSpaces(_ text: String) -> String {
+  var output: [UInt8] = []
+  output.reserveCapacity(text.utf8.count)
+  var pendingSpace = false
+  for byte in text.utf8 {
+    if byte == 0x20 || byte == 0x09 {
+      pendingSpace = !output.isEmpty
+    } else {
+      if pendingSpace { output.append(0x20) }
+      pendingSpace = false
+      output.append(byte)
+    }
+  }
+  return String(decoding: output, as: UTF8.self)
 }
 
-/// Placeholder text firmware vendors leave in SMBIOS fields; treated as unknown.
-/// The list follows fastfetch's and systemd-hostnamed's filters of DMI values.
-private let oemFiller: Set<String> = [
-  "to be filled by o.e.m.", "to be filled by oem", "default string", "system product name",
-  "system manufacturer", "system version", "system serial number", "not applicable", "not specified",
-  "none", "o.e.m.", "oem", "unknown", "invalid", "n/a", "na", "x.x", "0123456789", "123456789",
-  "type1productconfigid", "type2 - board product name1", "type2 - board vendor name1",
-  "chassis manufacture", "base board product name", "default", "product name", "manufacturer",
-]
+/// Placeholder text firmware vendors leave in SMBIOS fields (lowercased); treated as unknown.
+/// The list follows fastfetch's and systemd-hostnamed's filters of DMI values. A `switch`, not a
+/// `Set<String>`: building the set cost more than every lookup a collect makes.
+private func isOEMFiller(_ lowercased: String) -> Bool {
+  switch lowercased {
+  case "to be filled by o.e.m.", "to be filled by oem", "default string", "system product name",
+    "system manufacturer", "system version", "system serial number", "not applicable", "not specified",
+    "none", "o.e.m.", "oem", "unknown", "invalid", "n/a", "na", "x.x", "0123456789", "123456789",
+    "type1productconfigid", "type2 - board product name1", "type2 - board vendor name1",
+    "chassis manufacture", "base board product name", "default", "product name", "manufacturer":
+    true
+  default: false
+  }
+}
 
 /// The value with surrounding white space removed, or nil when it is empty or OEM filler.
-public func meaningful(_ value: String?) -> String? {
+package func meaningful(_ value: String?) -> String? {
   guard let value else { return nil }
   let text = collapseSpaces(trimmed(value))
-  if text.isEmpty || oemFiller.contains(text.lowercased()) { return nil }
-  if text.allSatisfy({ $0 == "0" || $0 == "." || $0 == " " || $0 == "-" || $0 == "x" || $0 == "X" }) { return nil }
+  if text.isEmpty || isOEMFiller(text.lowercased()) { return nil }
+  if text.utf8.allSatisfy({ $0 == 0x30 || $0 == 0x2E || $0 == 0x20 || $0 == 0x2D || $0 == 0x78 || $0 == 0x58 }) { return nil }
   return text
 }

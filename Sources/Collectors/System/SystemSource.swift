@@ -12,17 +12,40 @@ import Musl
 public struct SystemSource: Sendable {
   /// The directory that stands for `/`. "/" on a live machine.
   public var root: String
-  /// The environment the collectors see (`LANG`, `TZ`, `LD_PRELOAD`, …).
-  public var environment: [String: String]
+  /// The given environment, or nil for this process's own, read with `getenv` (see `variable`).
+  private var givenEnvironment: [String: String]?
 
+  /// The environment the collectors see (`LANG`, `TZ`, `LD_PRELOAD`, …). Collectors look
+  /// variables up with `variable(_:)`; reading this property for a source made with
+  /// `init(root:)` copies this process's environment into a dictionary.
+  public var environment: [String: String] {
+    get { givenEnvironment ?? processEnvironment() }
+    set { givenEnvironment = newValue }
+  }
+
+  /// A source that sees `environment` instead of this process's.
   public init(root: String = "/", environment: [String: String]) {
     self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
-    self.environment = environment
+    self.givenEnvironment = environment
+  }
+
+  /// A source that sees this process's environment. Variables are looked up one by one with
+  /// `getenv`: no dictionary of the whole environment is built (at every login, that and the
+  /// runtime's conformance lookup for `Dictionary<String, String>` cost more than the reads).
+  public init(root: String = "/") {
+    self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+    self.givenEnvironment = nil
   }
 
   /// The live machine: root "/" and this process's environment.
   public static func live() -> SystemSource {
-    SystemSource(root: "/", environment: processEnvironment())
+    SystemSource(root: "/")
+  }
+
+  /// The value of an environment variable, or nil when it is not set.
+  public func variable(_ name: String) -> String? {
+    if let givenEnvironment { return givenEnvironment[name] }
+    return getenv(name).map { String(cString: $0) }
   }
 
   /// True when reading the machine this process runs on (not a fixture tree).
@@ -50,17 +73,25 @@ public struct SystemSource: Sendable {
   /// The shape of sysfs attributes and /etc/hostname.
   public func readLine(_ absolute: String) -> String? {
     guard let bytes = readBytes(absolute, limit: 4096) else { return nil }
-    let line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-    let text = trimmed(String(decoding: line, as: UTF8.self))
-    return text.isEmpty ? nil : text
+    return bytes.withUnsafeBufferPointer { bytes in
+      let line = trimRange(bytes, 0..<(firstIndex(of: 0x0A, in: bytes, 0..<bytes.count) ?? bytes.count))
+      return line.isEmpty ? nil : decode(bytes, line)
+    }
+  }
+
+  /// Whether anything exists at the path (following links), by one `stat`.
+  public func exists(_ absolute: String) -> Bool {
+    var info = stat()
+    return stat(path(absolute), &info) == 0
   }
 
   /// The target of a symbolic link, or nil if it is not one.
   public func readLink(_ absolute: String) -> String? {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink(path(absolute), &buffer, buffer.count - 1)
-    guard count > 0 else { return nil }
-    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let target = [UInt8](unsafeUninitializedCapacity: 4096) { buffer, count in
+      let got = buffer.withMemoryRebound(to: CChar.self) { readlink(path(absolute), $0.baseAddress!, $0.count - 1) }
+      count = max(got, 0)
+    }
+    return target.isEmpty ? nil : String(decoding: target, as: UTF8.self)
   }
 
   /// Names in a directory, sorted, without "." and ".."; empty if it cannot be read.
@@ -97,6 +128,31 @@ public struct SystemSource: Sendable {
     return FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))
   }
 
+  /// The status of those `names` that exist in `directory`, following links, in the order
+  /// given: the directory is opened once and each name is an `fstatat` relative to it, so a
+  /// probe for a missing name costs one lookup in one directory, not a whole path walk.
+  public func statuses(in directory: String, names: [String]) -> [(name: String, status: FileStatus)] {
+    let fd = open(path(directory), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return [] }
+    defer { close(fd) }
+    var found: [(name: String, status: FileStatus)] = []
+    var info = stat()
+    for var name in names {
+      let exists = name.withUTF8 { utf8 in
+        // Names are short: copied NUL-terminated onto the stack, no allocation per probe.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: utf8.count + 1) { cName in
+          utf8.withMemoryRebound(to: CChar.self) { _ = cName.initialize(fromContentsOf: $0) }
+          cName[utf8.count] = 0
+          return fstatat(fd, cName.baseAddress!, &info, 0) == 0
+        }
+      }
+      if exists {
+        found.append((name, FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))))
+      }
+    }
+    return found
+  }
+
   /// Total bytes of the file system holding `absolute` (statvfs `f_blocks × f_frsize`).
   public func fileSystemSize(_ absolute: String) -> UInt64? {
     var info = statvfs()
@@ -113,14 +169,18 @@ public struct SystemSource: Sendable {
   }
 }
 
-/// This process's environment as a dictionary.
-public func processEnvironment() -> [String: String] {
+/// This process's environment as a dictionary. Scans `environ` as bytes: values such as
+/// LS_COLORS run to kilobytes, and this runs at every collect.
+package func processEnvironment() -> [String: String] {
   var result: [String: String] = [:]
   var cursor = environ
   while let entry = cursor.pointee {
-    let text = String(cString: entry)
-    if let equals = text.firstIndex(of: "=") {
-      result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+    let length = strlen(entry)
+    entry.withMemoryRebound(to: UInt8.self, capacity: length) { start in
+      let bytes = UnsafeBufferPointer(start: start, count: length)
+      if let equals = firstIndex(of: UInt8(ascii: "="), in: bytes, 0..<length) {
+        result[decode(bytes, 0..<equals)] = decode(bytes, (equals + 1)..<length)
+      }
     }
     cursor += 1
   }
@@ -128,8 +188,7 @@ public func processEnvironment() -> [String: String] {
 }
 
 /// Removes ASCII white space (space, tab, CR, LF, NUL) at both ends.
-@inlinable
-public func trimmed(_ text: some StringProtocol) -> String {
+package func trimmed(_ text: some StringProtocol) -> String {
   let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\0" }
   guard let first = text.firstIndex(where: { !isSpace($0) }) else { return "" }
   let last = text.lastIndex(where: { !isSpace($0) })!

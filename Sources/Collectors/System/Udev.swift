@@ -1,4 +1,5 @@
 import CUdev
+import Synchronization
 
 /// A device as libudev (or the sysfs walk below a fixture root) saw it, copied out of C.
 public struct UdevDevice: Sendable, Equatable {
@@ -39,11 +40,33 @@ public protocol DeviceEnumerating: Sendable {
 ///
 /// Uses neither `udev_enumerate_add_match_is_initialized` nor tags: machines without a udev
 /// daemon (containers, CI) have no udev database, and their devices must still be listed.
+///
+/// libudev is asked only about a subsystem the kernel has (`/sys/class/<subsystem>` or
+/// `/sys/bus/<subsystem>`, one `stat` each): most servers and VMs have no drm, video4linux or
+/// bluetooth, and an enumeration that finds nothing still scans /sys/bus and /sys/class. One
+/// udev context serves all enumerations of an enumerator (a collection's `CollectionContext`
+/// makes one), created on first use.
 public struct LibudevEnumerator: DeviceEnumerating {
+  private let session = UdevSession()
+
   public init() {}
 
   public func devices(subsystem: String, attributes: [String]) -> [UdevDevice] {
-    Udev()?.devices(subsystem: subsystem, attributes: attributes) ?? []
+    let live = SystemSource(root: "/", environment: [:])
+    guard live.exists("/sys/class/" + subsystem) || live.exists("/sys/bus/" + subsystem) else { return [] }
+    return session.devices(subsystem: subsystem, attributes: attributes)
+  }
+}
+
+/// The udev context of one enumerator, behind a lock: libudev handles are not thread-safe.
+private final class UdevSession: Sendable {
+  private let udev = Mutex<Udev?>(nil)
+
+  func devices(subsystem: String, attributes: [String]) -> [UdevDevice] {
+    udev.withLock { udev in
+      if udev == nil { udev = Udev() }
+      return udev?.devices(subsystem: subsystem, attributes: attributes) ?? []
+    }
   }
 }
 

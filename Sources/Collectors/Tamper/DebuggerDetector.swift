@@ -5,7 +5,7 @@ public struct DebuggerDetector: TamperDetector {
   public init() {}
 
   public func analyze(_ context: CollectionContext) -> TamperFinding {
-    guard let status = context.system.readText("/proc/self/status", limit: 16384),
+    guard let status = context.system.readBytes("/proc/self/status", limit: 16384),
       let tracer = parseTracerPid(status), tracer != 0
     else { return .clean }
     return TamperFinding(score: 1, evidence: ["TracerPid is \(tracer) in /proc/self/status"])
@@ -16,9 +16,18 @@ public struct DebuggerDetector: TamperDetector {
 ///
 ///     Name:	fr-profile
 ///     TracerPid:	0
-public func parseTracerPid(_ status: String) -> Int? {
-  for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
-    return Int(trimmed(line.dropFirst("TracerPid:".count)))
+package func parseTracerPid(_ status: [UInt8]) -> Int? {
+  var result: Int?
+  status.withUnsafeBufferPointer { bytes in
+    forEachLine(bytes) { line in
+      guard bytesHavePrefix(bytes, line, "TracerPid:") else { return true }
+      result = Int(decode(bytes, trimRange(bytes, (line.lowerBound + 10)..<line.upperBound)))
+      return false
+    }
   }
-  return nil
+  return result
+}
+
+package func parseTracerPid(_ status: String) -> Int? {
+  parseTracerPid(Array(status.utf8))
 }

@@ -8,11 +8,11 @@ public struct InjectedLibraryDetector: TamperDetector {
   public let name = "injectedLibraries"
   public init() {}
 
-  static let instrumentationMarkers = ["frida", "gadget", "libsubstrate", "libxposed"]
+  static let instrumentationMarkers: [StaticString] = ["frida", "gadget", "libsubstrate", "libxposed"]
 
   public func analyze(_ context: CollectionContext) -> TamperFinding {
     var finding = TamperFinding.clean
-    if let preload = context.system.environment["LD_PRELOAD"], !trimmed(preload).isEmpty {
+    if let preload = context.system.variable("LD_PRELOAD"), !trimmed(preload).isEmpty {
       finding = finding.merged(TamperFinding(score: 0.7, evidence: ["LD_PRELOAD is set: \(trimmed(preload))"]))
     }
     if let text = context.system.readText("/etc/ld.so.preload", limit: 65536) {
@@ -24,7 +24,7 @@ public struct InjectedLibraryDetector: TamperDetector {
         finding = finding.merged(TamperFinding(score: 0.7, evidence: ["/etc/ld.so.preload lists \(entries.joined(separator: ", "))"]))
       }
     }
-    if let maps = context.system.readText("/proc/self/maps", limit: 4 << 20) {
+    if let maps = context.system.readBytes("/proc/self/maps", limit: 4 << 20) {
       let hits = instrumentationLibraries(inMaps: maps)
       if !hits.isEmpty {
         finding = finding.merged(TamperFinding(score: 1, evidence: hits.map { "instrumentation library mapped: \($0)" }))
@@ -38,30 +38,41 @@ public struct InjectedLibraryDetector: TamperDetector {
 ///
 ///     7f3a1c000000-7f3a1c200000 r-xp 00000000 08:01 1234  /tmp/frida-agent-64.so
 ///
-/// Works on bytes: the maps of a large process run to thousands of lines, and this runs at
-/// every collect. A line is examined only when its lowercased bytes contain a marker.
-public func instrumentationLibraries(inMaps maps: String) -> [String] {
-  let markers = InjectedLibraryDetector.instrumentationMarkers.map { Array($0.utf8) }
+/// Works on bytes, without copying: the maps of a large process run to thousands of lines, and
+/// this runs at every collect. Only a line whose file name contains a marker (ASCII case
+/// ignored) becomes a `String`.
+package func instrumentationLibraries(inMaps maps: [UInt8]) -> [String] {
   var found: [String] = []
-  var lines = maps.utf8[...]
-  while !lines.isEmpty {
-    let end = lines.firstIndex(of: UInt8(ascii: "\n")) ?? lines.endIndex
-    let line = lines[..<end]
-    lines = end == lines.endIndex ? lines[end...] : lines[lines.index(after: end)...]
-    guard let slash = line.firstIndex(of: UInt8(ascii: "/")) else { continue }
-    let nameStart = line.lastIndex(of: UInt8(ascii: "/")).map { line.index(after: $0) } ?? slash
-    let name = line[nameStart...].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
-    guard markers.contains(where: { contains(name, $0) }) else { continue }
-    let path = String(decoding: line[slash...], as: UTF8.self)
-    if !found.contains(path) { found.append(path) }
+  maps.withUnsafeBufferPointer { bytes in
+    forEachLine(bytes) { line in
+      guard let slash = firstIndex(of: UInt8(ascii: "/"), in: bytes, line) else { return true }
+      var nameStart = line.upperBound
+      while nameStart > slash && bytes[nameStart - 1] != UInt8(ascii: "/") { nameStart -= 1 }
+      let name = nameStart..<line.upperBound
+      guard InjectedLibraryDetector.instrumentationMarkers.contains(where: { containsIgnoringASCIICase(bytes, name, $0) })
+      else { return true }
+      let path = decode(bytes, slash..<line.upperBound)
+      if !found.contains(path) { found.append(path) }
+      return true
+    }
   }
   return found
 }
 
-private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-  guard haystack.count >= needle.count else { return false }
-  for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-    if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+package func instrumentationLibraries(inMaps maps: String) -> [String] {
+  instrumentationLibraries(inMaps: Array(maps.utf8))
+}
+
+/// Whether `range` of `bytes` contains the lowercase ASCII `needle`, ignoring ASCII case.
+private func containsIgnoringASCIICase(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ needle: StaticString) -> Bool {
+  let count = needle.utf8CodeUnitCount
+  guard range.count >= count else { return false }
+  let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: count)
+  @inline(__always) func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+  for start in range.lowerBound...(range.upperBound - count) where lower(bytes[start]) == pattern[0] {
+    var index = 1
+    while index < count && lower(bytes[start + index]) == pattern[index] { index += 1 }
+    if index == count { return true }
   }
   return false
 }

@@ -17,13 +17,13 @@ public struct SetuidInterpreterDetector: TamperDetector {
 
   public func analyze(_ context: CollectionContext) -> TamperFinding {
     var evidence: [String] = []
-    var seen = Set<String>()
+    var seen: [String] = []  // five names at most: an array, not a Set (no hashing set-up at every login)
     for directory in Self.directories {
       // Skip a directory that is a link to one already checked (/bin → usr/bin).
       let canonical = context.system.readLink(directory).map { $0.hasPrefix("/") ? $0 : "/" + $0 } ?? directory
-      guard seen.insert(canonical).inserted else { continue }
-      for program in Self.programs {
-        guard let info = context.system.status("\(directory)/\(program)", followLinks: true), info.isRegularFile else { continue }
+      guard !seen.contains(canonical) else { continue }
+      seen.append(canonical)
+      for (program, info) in context.system.statuses(in: directory, names: Self.programs) where info.isRegularFile {
         if info.mode & 0o4000 != 0 { evidence.append("\(directory)/\(program) is setuid (owner uid \(info.uid))") }
         if info.mode & 0o2000 != 0 { evidence.append("\(directory)/\(program) is setgid (group \(info.gid))") }
       }

@@ -25,7 +25,7 @@ public struct WritableSystemDirectoryDetector: TamperDetector {
 
 /// Why a directory is writable by someone other than `systemOwner`, or nil if it is not.
 /// Group write counts only for a group other than the owner's system group (gid 0 on live machines).
-public func writableByOthers(_ info: SystemSource.FileStatus, systemOwner: UInt32) -> String? {
+package func writableByOthers(_ info: SystemSource.FileStatus, systemOwner: UInt32) -> String? {
   let mode = info.permissions
   if mode & 0o002 != 0 && mode & 0o1000 == 0 { return "is world-writable (mode \(octal(mode)))" }
   if mode & 0o002 != 0 { return "is world-writable with the sticky bit (mode \(octal(mode)))" }

@@ -73,7 +73,7 @@ struct CollectRequest: Equatable {
     try reportingFailures {
       let system = try settings.systemSource()
       let identifier = try settings.identifier(system)
-      let context = CollectionContext(system: system)
+      let context = CollectionContext(system: system, diagnostics: Diagnostics(recordsDetail: settings.verbose))
       let metadata = noMetadata ? nil : DeviceProfile.metadata(DeviceProfile.defaultCollectors(userAgent: settings.userAgent), context)
       let position = location ? try settings.configuredLocation() : nil
       let profile = DeviceProfile.profile(identifier: identifier, metadata: metadata, location: position)

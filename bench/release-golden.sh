@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Checks that the release binary (`make release`: static stdlib, --section-ordering-file, the
+# hidden -function-sections frontend flag) prints the golden profiles of the fixture machines,
+# byte for byte, as the debug build does in `make test` (Tests/CLITests/CollectCommandTests).
+# `make bench` runs it before timing anything.
+#
+#   bench/release-golden.sh [BINARY]      (default .build-static/release/fr-profile)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-.build-static/release/fr-profile}
+state=$(mktemp -d)
+trap 'rm -rf "$state"' EXIT
+status=0
+for machine in laptop raspberry-pi cloud-vm container; do
+  # The two values a fixture cannot pin, as the CLI test normalises them.
+  "$BIN" collect --root "Tests/CollectorsTests/Fixtures/machines/$machine" --state-dir "$state/s" \
+    | sed -E 's/"identifier":"([0-9a-f]{16}-)?[0-9a-f]{40}"/"identifier":"<identifier>"/; s/"storage":[1-9][0-9]*/"storage":"<storage>"/' \
+    >"$state/$machine.json"
+  if cmp -s "$state/$machine.json" "Tests/CLITests/Fixtures/golden/$machine.json"; then
+    echo "release-golden: $machine identical"
+  else
+    echo "release-golden: $machine DIFFERS from Tests/CLITests/Fixtures/golden/$machine.json" >&2
+    diff "Tests/CLITests/Fixtures/golden/$machine.json" "$state/$machine.json" >&2 || true
+    status=1
+  fi
+done
+exit $status
