@@ -18,6 +18,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     // 4.x: imports only FoundationEssentials (3.x drags in full Foundation and ICU).
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+    // JWS/JWK for device binding (ES256); only the journey-side executable links it.
+    .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
   ],
   targets: [
     .executableTarget(
@@ -38,6 +40,7 @@ let package = Package(
       name: "fr-profile-journey",
       dependencies: [
         "Collectors",
+        "DeviceBinding",
         "Journey",
         "JourneyProfiler",
         "JourneyHTTP",
@@ -79,6 +82,31 @@ let package = Package(
     // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
     // protocol and Collectors. Collection knows nothing of AM.
     .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
+    // Device binding and signing (AM's Device Binding / Device Signing Verifier nodes): bound
+    // user keys behind UserKeyStore, ES256 JWS via jwt-kit, PIN protection (scrypt), app
+    // policies, PAM user verification. Linked by fr-profile-journey only, never by collect.
+    .target(
+      name: "DeviceBinding",
+      dependencies: [
+        "Collectors",
+        "CPAM",
+        "Journey",
+        "ProfileJSON",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
+        .product(name: "JWTKit", package: "jwt-kit"),
+      ]
+    ),
+    // libpam (user verification for BIOMETRIC_* keys); only DeviceBinding/PAM.swift imports it.
+    .systemLibrary(name: "CPAM", providers: [.apt(["libpam0g-dev"])]),
+    .testTarget(
+      name: "DeviceBindingTests",
+      dependencies: [
+        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "ProfileJSON",
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      exclude: ["Fixtures"]
+    ),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
@@ -99,7 +127,10 @@ let package = Package(
     // system OpenSSL.
     .testTarget(
       name: "CLITests",
-      dependencies: ["ProfileJSON", "DeviceMatch", "COpenSSL"],
+      dependencies: [
+        "ProfileJSON", "DeviceMatch", "COpenSSL",
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
       exclude: ["Fixtures"]
     ),
     .systemLibrary(

@@ -18,11 +18,15 @@ public enum CallbackRequest: Sendable, Equatable {
   case confirmation(prompt: String, options: [String], defaultOption: Int)
   /// `DeviceProfileCallback`: a device profile (answered by `DeviceProfiler`).
   case deviceProfile(DeviceProfileRequest)
+  /// `DeviceBindingCallback`: bind a key (answered by `DeviceBinder`, library DeviceBinding).
+  case deviceBinding(DeviceBindingRequest)
+  /// `DeviceSigningVerifierCallback`: sign with a bound key (answered by `DeviceBinder`).
+  case deviceSigning(DeviceSigningRequest)
 
   /// The callback types this enum reads.
   public static let supportedTypes = [
     "NameCallback", "PasswordCallback", "TextOutputCallback", "ChoiceCallback", "ConfirmationCallback",
-    DeviceProfileRequest.callbackType,
+    DeviceProfileRequest.callbackType, DeviceBindingRequest.callbackType, DeviceSigningRequest.callbackType,
   ]
 
   /// Reads `callback`. A type not in `supportedTypes` is `JourneyError.unsupportedCallback`
@@ -90,6 +94,10 @@ public enum CallbackRequest: Sendable, Equatable {
       try needsInput()
     case DeviceProfileRequest.callbackType:
       self = .deviceProfile(try DeviceProfileRequest(callback)!)
+    case DeviceBindingRequest.callbackType:
+      self = .deviceBinding(try DeviceBindingRequest(callback)!)
+    case DeviceSigningRequest.callbackType:
+      self = .deviceSigning(try DeviceSigningRequest(callback)!)
     default:
       throw .unsupportedCallback(index: index, type: callback.type)
     }

@@ -80,7 +80,9 @@ public final class HTTPClient {
 
   /// POSTs `body` to `url` with `headers` ("Name: value"); any status is a response. `timeout`
   /// (seconds) replaces the client's for this request, e.g. the time a journey has left.
-  public func post(_ url: String, headers: [String], body: [UInt8], timeout requestTimeout: Double? = nil) throws(HTTPError) -> HTTPResponse {
+  public func post(
+    _ url: String, headers: [String], body: [UInt8], timeout requestTimeout: Double? = nil, method: String? = nil
+  ) throws(HTTPError) -> HTTPResponse {
     let timeout = requestTimeout ?? self.timeout
     let sink = ResponseSink(limit: maximumResponseSize)
     var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -99,6 +101,8 @@ public final class HTTPClient {
                 fr_curl_setopt_pointer(handle, CURLOPT_URL, urlPointer),
                 fr_curl_setopt_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
                 fr_curl_setopt_long(handle, CURLOPT_POST, 1),
+                // Another verb with the same body handling (DELETE of a bound device, `delete`).
+                method.map { fr_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, $0) } ?? CURLE_OK,
                 fr_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count),
                 fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, bodyBytes.baseAddress ?? UnsafeRawPointer(urlPointer)),
                 fr_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, list),
@@ -137,6 +141,7 @@ public final class HTTPClient {
     // The error buffer, the body and the header list must not outlive this call in the handle.
     _ = fr_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
     _ = fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil)
+    _ = fr_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, nil)
     _ = fr_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
 
     if sink.overflowed { throw .responseTooLarge(url: url, limit: maximumResponseSize) }
@@ -174,4 +179,11 @@ private final class ResponseSink {
   let limit: Int
   var overflowed = false
   init(limit: Int) { self.limit = limit }
+}
+
+extension HTTPClient {
+  /// DELETEs `url` with `headers`; any status is a response.
+  public func delete(_ url: String, headers: [String]) throws(HTTPError) -> HTTPResponse {
+    try post(url, headers: headers, body: [], method: "DELETE")
+  }
 }

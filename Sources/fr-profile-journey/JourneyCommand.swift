@@ -29,6 +29,10 @@ struct JourneyCommand: ParsableCommand {
         ChoiceCallback and
         ConfirmationCallback   the next --choice, or asked on the terminal
         DeviceProfileCallback  this machine's profile, as collect makes it
+        DeviceBindingCallback and
+        DeviceSigningVerifierCallback
+                               bind a key for the user / sign the challenge
+                               (see "Device binding" below and the README)
       On success prints the session token (tokenId), or with --json AM's whole \
       success JSON. Any other callback type stops the journey with an error \
       naming it. Prompts use /dev/tty, never stdin or stdout. Passwords and the \
@@ -79,6 +83,7 @@ struct JourneyCommand: ParsableCommand {
 
   /// One-line usage errors (ProfileCLI's `CommandMain`), as for `fr-profile`.
   static func main() {
+    BindingCommands.runIfNamed(Array(CommandLine.arguments.dropFirst()))
     CommandMain.run(
       JourneyCommand.self, Array(CommandLine.arguments.dropFirst()), name: "fr-profile journey",
       hints: [
@@ -88,6 +93,7 @@ struct JourneyCommand: ParsableCommand {
   }
 
   @OptionGroup var options: ProfileOptions
+  @OptionGroup(title: "Device binding") var binding: BindingOptions
 
   @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
   var server: String
@@ -159,6 +165,7 @@ struct JourneyCommand: ParsableCommand {
       }
       let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
       let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
+      answerer.binding = binding
       let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
       let endpoint = AuthenticateEndpoint(server: server, realm: realm, tree: tree)
       let headers = [

@@ -15,6 +15,8 @@ final class StepAnswerer {
   /// `--choice` values not used yet, in order.
   var choices: [Int]
   let settings: ProfileSettings
+  /// Device binding and signing (`--app-id`, `--pin-file`, …); set by the journey command.
+  var binding = BindingOptions()
   private lazy var terminal: Terminal? = Terminal()
 
   init(user: String?, password: String?, choices: [Int], settings: ProfileSettings) {
@@ -55,6 +57,10 @@ final class StepAnswerer {
         try step.answer(index, choosing: try choose(prompt, options: options, default: defaultChoice, kind: kind))
       case .deviceProfile:
         profileRequested = true
+      case .deviceBinding(let bindingRequest):
+        try answerBinding(&step, index: index, bind: bindingRequest)
+      case .deviceSigning(let signingRequest):
+        try answerBinding(&step, index: index, sign: signingRequest)
       }
     }
     if profileRequested { try answerDeviceProfiles(&step) }

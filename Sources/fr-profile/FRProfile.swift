@@ -38,9 +38,13 @@ struct FRProfile: ParsableCommand {
         fr-profile callback step.json -o answer.json
         fr-profile journey --server https://am.example.com/am --realm alpha \\
             --tree DeviceProfiling --user demo
+        fr-profile keys list
       """,
     version: versionText,
-    subcommands: [Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyLauncher.self]
+    subcommands: [
+      Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyLauncher.self, KeysLauncher.self,
+      PolicyLauncher.self,
+    ]
   )
 
   static func main() {
@@ -48,6 +52,10 @@ struct FRProfile: ParsableCommand {
     if arguments.first == "journey" { JourneyExecutable.exec(Array(arguments.dropFirst())) }
     // `help journey` is the journey client's own help (its options live in that executable).
     if arguments.first == "help", arguments.dropFirst().first == "journey" { JourneyExecutable.exec(["--help"]) }
+    if arguments.first == "keys" || arguments.first == "policy" { JourneyExecutable.exec(arguments) }
+    if arguments.first == "help", let topic = arguments.dropFirst().first, topic == "keys" || topic == "policy" {
+      JourneyExecutable.exec([topic, "--help"])
+    }
     if let request = FastCollect.parse(arguments) {
       do {
         try request.perform()

@@ -18,7 +18,10 @@ extension FRProfile {
         passes through unchanged (with a note on stderr). The machine is collected once, however \
         many callbacks ask; a step with more than 256 callbacks is refused. Text from the \
         server (the callback's message, type names) is printed with control characters \
-        replaced.
+        replaced. A step with a DeviceBindingCallback or DeviceSigningVerifierCallback is \
+        answered by fr-profile-journey (installed next to fr-profile): it binds or signs \
+        without asking anything (the PIN from --pin-file; several bound keys need \
+        --bound-user), or sends the client error AM routes on.
 
         Exit codes: 0 answered or passed through; 65 the body is not JSON, has no callbacks, has \
         too many callbacks, or a DeviceProfileCallback is malformed; 66 FILE cannot be read; the \
@@ -41,6 +44,7 @@ extension FRProfile {
     )
 
     @OptionGroup var options: ProfileOptions
+    @OptionGroup(title: "Device binding") var binding: BindingOptions
 
     @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"))
     var file: String = "-"
@@ -57,6 +61,7 @@ extension FRProfile {
         } catch {
           throw Failure(code: 65, ServerText.printable("\(name): \(error)", singleLine: true))
         }
+        if BindingHandoff.needed(step) { try BindingHandoff.exec(step: bytes) }
         let settings = options.settings
         let system = try settings.systemSource()
         let profiler = DeviceProfiler(

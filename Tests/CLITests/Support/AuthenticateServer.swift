@@ -23,6 +23,8 @@ final class AuthenticateServer: @unchecked Sendable {
     case unsupportedCallback(String)
     /// A hostile server: answers the n-th request (0-based) with this status and raw body.
     case scripted(@Sendable (_ request: Record, _ index: Int) -> (status: Int, body: [UInt8]))
+    /// Every request goes to this handler (BindingServer.swift: the device binding nodes).
+    case custom(any CustomTree)
   }
 
   struct Configuration {
@@ -263,6 +265,7 @@ final class AuthenticateServer: @unchecked Sendable {
   }
 
   private func respond(to request: Record) -> (Int, String) {
+    if case .custom(let tree) = configuration.behaviour { return tree.respond(to: request) }
     let expectedTarget = configuration.path + "?authIndexType=service&authIndexValue=" + configuration.tree
     guard request.method == "POST", request.target == expectedTarget else {
       return Self.badRequest("No configuration found for \(request.method) \(request.target)")

@@ -1,0 +1,445 @@
+import Crypto
+import Journey
+import ProfileJSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Where PINs come from. Implementations read a file or a no-echo terminal prompt — never
+/// argv or the environment — and must not log what they return.
+public protocol PINSource: Sendable {
+  /// A new PIN for a binding (a terminal asks twice); nil when the user cancelled.
+  /// `deadline` is the monotonic time (`DeviceBinder.monotonicNow`) by which to give up.
+  func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String?
+  /// The PIN of an existing key; nil when the user cancelled.
+  func existingPIN(prompt: String, deadline: Double) throws(BindingFailure) -> String?
+}
+
+/// Picks one of several bound keys for a usernameless signing (the SDKs' key selector):
+/// returns the kid, nil when the user cancelled (`Abort`).
+public typealias KeySelector = @Sendable (_ records: [UserKeyRecord]) throws(BindingFailure) -> String?
+
+/// Answers DeviceBindingCallback and DeviceSigningVerifierCallback — the Swift API for journey
+/// clients (what the SDKs call the binder and the signer).
+///
+///     let binder = DeviceBinder(store: try FileUserKeyStore(directory: stateDir),
+///                               applicationId: "com.example.fr-profile", deviceId: { id })
+///     try await binder.answer(&step)    // fills every binding/signing callback of the step
+public struct DeviceBinder: Sendable {
+  /// The default `iss`: must be among the node's Application Ids.
+  public static let defaultApplicationId = "fr-profile"
+
+  public var store: any UserKeyStore
+  /// The JWS `iss`.
+  public var applicationId: String
+  /// The device id sent at binding and checked at signing (fr-profile's `identifier`).
+  public var deviceId: @Sendable () throws -> String
+  /// The device name sent at binding.
+  public var deviceName: String
+  public var pinSource: (any PINSource)?
+  /// PINs accepted when binding an APPLICATION_PIN key.
+  public var pinPolicy: PINPolicy
+  /// What wrong PINs cost, recorded with each new APPLICATION_PIN key.
+  public var lockPolicy: LockPolicy
+  /// The scrypt cost of new PIN keys (2^17; lowered only by this library's tests).
+  public var pinCostLog2: Int
+  /// PAM user verification for BIOMETRIC_* keys; nil = not available (`Unsupported`).
+  public var userVerifier: PAMUserVerifier?
+  /// Policies recorded with new bindings (AM's JSON form), checked before every signing.
+  public var policies: JSONObject
+  public var policyEvaluator: PolicyEvaluator
+  public var policyContext: PolicyContext
+  /// Custom claims added to signing JWSs (names in `reservedClaims` give `Abort`).
+  public var customClaims: [(String, JSON)]
+  /// Usernameless signing with several keys: the username (or userId) of the key to use.
+  public var boundUser: String?
+  /// Asked when several keys fit and `boundUser` is nil; nil means no one can be asked.
+  public var selectKey: KeySelector?
+  /// Unix seconds (for `iat`, `nbf`, `exp`, `createdAt`, PIN delays).
+  public var now: @Sendable () -> Double
+
+  public init(
+    store: any UserKeyStore, applicationId: String = DeviceBinder.defaultApplicationId,
+    deviceId: @escaping @Sendable () throws -> String, deviceName: String = "",
+    pinSource: (any PINSource)? = nil, pinPolicy: PINPolicy = .default, lockPolicy: LockPolicy = .lock(attempts: 5),
+    pinCostLog2: Int = PINProtectedKey.defaultCostLog2, userVerifier: PAMUserVerifier? = nil,
+    policies: JSONObject = JSONObject(), policyEvaluator: PolicyEvaluator = PolicyEvaluator(),
+    policyContext: PolicyContext, customClaims: [(String, JSON)] = [], boundUser: String? = nil,
+    selectKey: KeySelector? = nil, now: @escaping @Sendable () -> Double = { DeviceBinder.wallClock() }
+  ) {
+    self.store = store
+    self.applicationId = applicationId
+    self.deviceId = deviceId
+    self.deviceName = deviceName
+    self.pinSource = pinSource
+    self.pinPolicy = pinPolicy
+    self.lockPolicy = lockPolicy
+    self.pinCostLog2 = pinCostLog2
+    self.userVerifier = userVerifier
+    self.policies = policies
+    self.policyEvaluator = policyEvaluator
+    self.policyContext = policyContext
+    self.customClaims = customClaims
+    self.boundUser = boundUser
+    self.selectKey = selectKey
+    self.now = now
+  }
+
+  // MARK: - Answering steps
+
+  /// What happened to one callback.
+  public struct Outcome: Sendable, Equatable {
+    public var index: Int
+    public var type: String
+    /// The JWS's `kid` on success.
+    public var kid: String?
+    /// The client error sent, with its reason.
+    public var failure: BindingFailure?
+
+    public init(index: Int, type: String, kid: String? = nil, failure: BindingFailure? = nil) {
+      self.index = index
+      self.type = type
+      self.kid = kid
+      self.failure = failure
+    }
+  }
+
+  /// Answers every binding and signing callback of `step` in place. Client errors are sent to
+  /// AM as the protocol says; store errors (`KeyStoreError`) and a malformed callback
+  /// (`JourneyError`) are thrown before that callback is answered.
+  @discardableResult
+  public func answer(_ step: inout AuthenticateStep) async throws -> [Outcome] {
+    var outcomes: [Outcome] = []
+    for callback in step.callbacks ?? [] {
+      if let request = try DeviceBindingRequest(callback) {
+        switch try await bindOrFail(request) {
+        case .success(let result):
+          try step.answer(callback.index, binding: .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId))
+          outcomes.append(Outcome(index: callback.index, type: DeviceBindingRequest.callbackType, kid: result.kid))
+        case .failure(let failure):
+          try step.answer(callback.index, binding: .clientError(failure.clientError.rawValue))
+          outcomes.append(Outcome(index: callback.index, type: DeviceBindingRequest.callbackType, failure: failure))
+        }
+      } else if let request = try DeviceSigningRequest(callback) {
+        switch try await signOrFail(request) {
+        case .success(let result):
+          try step.answer(callback.index, binding: .jws(result.jws))
+          outcomes.append(Outcome(index: callback.index, type: DeviceSigningRequest.callbackType, kid: result.kid))
+        case .failure(let failure):
+          try step.answer(callback.index, binding: .clientError(failure.clientError.rawValue))
+          outcomes.append(Outcome(index: callback.index, type: DeviceSigningRequest.callbackType, failure: failure))
+        }
+      }
+    }
+    return outcomes
+  }
+
+  /// `bind`, with the client error as a value (other errors still thrown).
+  public func bindOrFail(_ request: DeviceBindingRequest) async throws -> Result<BindingResult, BindingFailure> {
+    do { return .success(try await bind(request)) } catch let failure as BindingFailure { return .failure(failure) }
+  }
+
+  /// `sign`, with the client error as a value (other errors still thrown).
+  public func signOrFail(_ request: DeviceSigningRequest) async throws -> Result<SigningResult, BindingFailure> {
+    do { return .success(try await sign(request)) } catch let failure as BindingFailure { return .failure(failure) }
+  }
+
+  // MARK: - Binding
+
+  public struct BindingResult: Sendable, Equatable {
+    public var jws: String
+    public var kid: String
+    public var deviceName: String
+    public var deviceId: String
+  }
+
+  /// Creates a key for `request.userId` (replacing any key of that user), protected as the
+  /// request's authentication type says, and returns the binding JWS. Throws
+  /// `BindingFailure` (send it as the client error) or `KeyStoreError`.
+  public func bind(_ request: DeviceBindingRequest) async throws -> BindingResult {
+    let started = Self.monotonicNow()
+    let deadline = started + Double(request.timeout)
+    if request.attestation {
+      throw BindingFailure(.unsupported, "the node asks for Android key attestation, which a Linux client cannot give")
+    }
+    guard let type = AuthenticationType(rawValue: request.authenticationType) else {
+      throw BindingFailure(.unsupported, "unknown authentication type \"\(request.authenticationType)\"")
+    }
+    guard !request.userId.isEmpty else { throw BindingFailure(.abort, "the callback has no userId to bind a key for") }
+    do { try policyEvaluator.validate(policies) } catch { throw BindingFailure(.abort, error.description) }
+    let deviceId = try deviceId()
+
+    let privateKey = P256.Signing.PrivateKey()
+    let scalar = Array(privateKey.rawRepresentation)
+    let material: KeyMaterial
+    var publicKey: (x: String, y: String)? = BindingJWS.coordinates(privateKey.publicKey)
+    switch type {
+    case .none:
+      material = .plain(scalar)
+    case .applicationPIN:
+      guard let pinSource else {
+        throw BindingFailure(.unsupported, "an APPLICATION_PIN key needs a PIN: pass --pin-file FILE or run on a terminal")
+      }
+      guard
+        let pin = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
+      else { throw BindingFailure(.abort, "no PIN was given") }
+      if let problem = pinPolicy.violation(pin) { throw BindingFailure(.abort, "the PIN does not meet the PIN policy: \(problem)") }
+      try checkDeadline(deadline)
+      do {
+        material = .pinProtected(
+          try PINProtectedKey.seal(scalar: scalar, pin: pin, pinPolicy: pinPolicy, lockPolicy: lockPolicy, costLog2: pinCostLog2))
+      } catch {
+        throw BindingFailure(.unsupported, "cannot derive the PIN key: \(error)")
+      }
+      if lockPolicy == .silent { publicKey = nil }
+    case .biometricOnly, .biometricAllowFallback:
+      try verifyUser(type)
+      material = .plain(scalar)
+    }
+    try checkDeadline(deadline)
+
+    let kid = Self.randomUUID()
+    let seconds = Int(now())
+    let claims: [(String, JSON)] = [
+      ("sub", .string(request.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
+      ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
+      ("exp", .number(Double(seconds + request.timeout))), ("platform", "linux"),
+    ]
+    let jws: String
+    do {
+      jws = try await BindingJWS.sign(claims: claims, key: privateKey, kid: kid, includeJWK: true)
+    } catch {
+      throw BindingFailure(.unsupported, "cannot sign the binding JWS: \(error)")
+    }
+    let record = UserKeyRecord(
+      kid: kid, userId: request.userId, username: request.username, authType: type, createdAt: Self.iso8601(seconds),
+      store: store.name, policies: policies)
+    var key = StoredUserKey(record: record, material: material, publicKey: publicKey)
+    key.boundDeviceId = deviceId
+    try store.bind(key)
+    // The timeout bounds the whole interaction: past it, the half-made key goes again.
+    if Self.monotonicNow() > deadline {
+      try store.delete(kid: kid)
+      throw BindingFailure(.timeout, "binding took longer than the callback's \(request.timeout) s")
+    }
+    return BindingResult(jws: jws, kid: kid, deviceName: deviceName, deviceId: deviceId)
+  }
+
+  // MARK: - Signing
+
+  public struct SigningResult: Sendable, Equatable {
+    public var jws: String
+    public var kid: String
+  }
+
+  /// Signs the challenge with the key bound for `request.userId` (or, usernameless, the one
+  /// key, `boundUser`'s, or the one `selectKey` picks). Throws `BindingFailure` or
+  /// `KeyStoreError`.
+  public func sign(_ request: DeviceSigningRequest) async throws -> SigningResult {
+    let deadline = Self.monotonicNow() + Double(request.timeout)
+    if let reserved = customClaims.first(where: { BindingJWS.reservedClaims.contains($0.0) }) {
+      throw BindingFailure(.abort, "custom claim \"\(reserved.0)\" is reserved (sub, iss, challenge, iat, nbf, exp)")
+    }
+    let record = try chooseKey(userId: request.userId)
+    guard let stored = try store.key(kid: record.kid) else {
+      throw BindingFailure(.clientNotRegistered, "the key \(record.kid) is gone")
+    }
+    if let bound = stored.boundDeviceId, let current = try? deviceId(), bound != current {
+      throw BindingFailure(
+        .clientNotRegistered,
+        "the key \(record.kid) was bound on another device (\(bound)); this one is \(current) — was the state directory copied? Bind this device again"
+      )
+    }
+    if stored.record.locked {
+      throw BindingFailure(
+        .abort,
+        "the key \(record.kid) is locked by policy \(stored.record.lockingPolicy ?? "?"); run 'fr-profile keys unlock \(record.kid)'")
+    }
+    if let breach = policyEvaluator.firstBreach(stored.record.policies, context: policyContext) {
+      _ = try store.update(kid: record.kid) { key in
+        key.record.locked = true
+        key.record.lockingPolicy = breach.name
+      }
+      throw BindingFailure(.abort, "policy \(breach.name) is breached (\(breach.outcome.detail)): the key \(record.kid) is now locked")
+    }
+
+    let scalar: [UInt8]
+    switch stored.material {
+    case .plain(let bytes):
+      try verifyUser(stored.record.authType)
+      scalar = bytes
+    case .pinProtected(let sealed):
+      scalar = try unlockPIN(sealed, kid: record.kid, prompt: Self.promptText(request.title, request.description), deadline: deadline)
+    }
+    try checkDeadline(deadline)
+    let privateKey: P256.Signing.PrivateKey
+    do {
+      privateKey = try P256.Signing.PrivateKey(rawRepresentation: scalar)
+    } catch {
+      // Only a `silent` key opened with a wrong PIN lands here (2^-32 of wrong PINs).
+      throw BindingFailure(.abort, "the PIN did not open the key")
+    }
+    let seconds = Int(now())
+    var claims: [(String, JSON)] = [
+      ("sub", .string(stored.record.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
+      ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
+      ("exp", .number(Double(seconds + request.timeout))),
+    ]
+    claims += customClaims
+    do {
+      return SigningResult(
+        jws: try await BindingJWS.sign(claims: claims, key: privateKey, kid: record.kid, includeJWK: false), kid: record.kid)
+    } catch {
+      throw BindingFailure(.abort, "cannot sign: \(error)")
+    }
+  }
+
+  /// The SDKs' key choice (reference §3), with `boundUser` and `selectKey` for several keys.
+  func chooseKey(userId: String) throws -> UserKeyRecord {
+    let records = try store.records()
+    if !userId.isEmpty {
+      guard let record = records.first(where: { $0.userId == userId }) else {
+        throw BindingFailure(.clientNotRegistered, "no key is bound on this device for \(userId)")
+      }
+      return record
+    }
+    switch records.count {
+    case 0: throw BindingFailure(.clientNotRegistered, "no key is bound on this device")
+    case 1: return records[0]
+    default:
+      if let boundUser {
+        let matches = records.filter { $0.username == boundUser || $0.userId == boundUser || $0.kid == boundUser }
+        guard matches.count == 1 else {
+          throw BindingFailure(
+            .clientNotRegistered,
+            matches.isEmpty ? "no bound key belongs to \(boundUser)" : "\(boundUser) matches \(matches.count) keys; give the userId or kid")
+        }
+        return matches[0]
+      }
+      guard let selectKey else {
+        throw BindingFailure(
+          .abort,
+          "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))"
+        )
+      }
+      guard let kid = try selectKey(records), let record = records.first(where: { $0.kid == kid }) else {
+        throw BindingFailure(.abort, "no key was chosen")
+      }
+      return record
+    }
+  }
+
+  /// The PIN attempt protocol: refuse while locked out or delayed; count the attempt before
+  /// trying (so a crash counts); reset on success.
+  private func unlockPIN(_ sealed: PINProtectedKey, kid: String, prompt: String, deadline: Double) throws -> [UInt8] {
+    guard let pinSource else {
+      throw BindingFailure(.abort, "the key \(kid) is protected by a PIN: pass --pin-file FILE or run on a terminal")
+    }
+    let policy = sealed.lockPolicy
+    guard let current = try store.key(kid: kid) else { throw BindingFailure(.clientNotRegistered, "the key \(kid) is gone") }
+    if current.lock.lockedOut {
+      throw BindingFailure(.abort, "the key \(kid) is locked after \(current.lock.failures) wrong PINs; bind this device again")
+    }
+    if policy == .delay, current.lock.failures > 0 {
+      let wait = current.lock.lastFailure + LockPolicy.delaySeconds(failures: current.lock.failures) - Int(now())
+      if wait > 0 {
+        throw BindingFailure(.abort, "\(current.lock.failures) wrong PINs: the key \(kid) can be tried again in \(wait) s")
+      }
+    }
+    guard let pin = try pinSource.existingPIN(prompt: prompt, deadline: deadline) else {
+      throw BindingFailure(.abort, "no PIN was given")
+    }
+    try checkDeadline(deadline)
+    let counting = policy != .silent
+    let attemptTime = Int(now())
+    if counting {
+      _ = try store.update(kid: kid) { key in
+        key.lock.failures += 1
+        key.lock.lastFailure = attemptTime
+      }
+    }
+    let opened: [UInt8]?
+    do { opened = try sealed.open(pin: pin) } catch { throw BindingFailure(.abort, "cannot derive the PIN key: \(error)") }
+    guard let opened else {
+      var failures = 0
+      let failedAt = Int(now())  // the delay runs from the refusal, not from the start of the derivation
+      _ = try store.update(kid: kid) { key in
+        key.lock.lastFailure = failedAt
+        if case .lock(let attempts) = policy, key.lock.failures >= attempts { key.lock.lockedOut = true }
+        failures = key.lock.failures
+      }
+      let suffix: String
+      switch policy {
+      case .lock(let attempts):
+        suffix = failures >= attempts ? "; the key is now locked: bind this device again" : " (\(failures) of \(attempts) attempts)"
+      case .delay: suffix = "; next attempt in \(LockPolicy.delaySeconds(failures: failures)) s"
+      case .none, .silent: suffix = ""
+      }
+      throw BindingFailure(.abort, "wrong PIN for the key \(kid)\(suffix)")
+    }
+    if counting {
+      _ = try store.update(kid: kid) { key in key.lock = PINLockState() }
+    }
+    return opened
+  }
+
+  private func verifyUser(_ type: AuthenticationType) throws {
+    guard let service = PAMUserVerifier.service(for: type) else { return }
+    guard let userVerifier else { throw BindingFailure(.unsupported, "no PAM user verification is available") }
+    switch userVerifier.verify(service: service) {
+    case .verified: return
+    case .notConfigured:
+      throw BindingFailure(
+        .unsupported, "\(type.rawValue) needs the PAM service \(service) (/etc/pam.d/\(service)), which is not configured")
+    case .denied(let reason): throw BindingFailure(.abort, "user verification failed: \(reason)")
+    }
+  }
+
+  private func checkDeadline(_ deadline: Double) throws(BindingFailure) {
+    if Self.monotonicNow() > deadline { throw BindingFailure(.timeout, "the user interaction outlasted the callback's timeout") }
+  }
+
+  // MARK: - Helpers
+
+  static func promptText(_ title: String, _ description: String) -> String {
+    [title, description].filter { !$0.isEmpty }.joined(separator: " — ")
+  }
+
+  /// Seconds on CLOCK_MONOTONIC (deadlines do not move with the wall clock).
+  public static func monotonicNow() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+
+  public static func wallClock() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+
+  /// A random (version 4) UUID, lower case, as Android's `UUID.randomUUID()`.
+  static func randomUUID() -> String {
+    var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
+    bytes[6] = bytes[6] & 0x0F | 0x40
+    bytes[8] = bytes[8] & 0x3F | 0x80
+    let hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
+    return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+  }
+
+  /// "2026-11-22T17:19:36Z".
+  static func iso8601(_ seconds: Int) -> String {
+    var value = time_t(seconds)
+    var parts = tm()
+    gmtime_r(&value, &parts)
+    func pad(_ number: Int32, _ width: Int) -> String {
+      let text = String(number)
+      return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+    return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+      + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
+  }
+}

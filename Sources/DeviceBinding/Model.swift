@@ -1,0 +1,225 @@
+import ProfileJSON
+
+/// How a bound key is protected: the `authenticationType` of AM's Device Binding node.
+public enum AuthenticationType: String, Sendable, CaseIterable, Equatable {
+  /// Usable without user interaction (stored like the device key: 0600 in a 0700 directory).
+  case none = "NONE"
+  /// Encrypted under a key derived from an application PIN (`PINProtection`).
+  case applicationPIN = "APPLICATION_PIN"
+  /// PAM service `fr-profile-biometric` (an admin points it at pam_fprintd) must verify the user.
+  case biometricOnly = "BIOMETRIC_ONLY"
+  /// PAM service `fr-profile` must verify the user (fingerprint or password, as configured).
+  case biometricAllowFallback = "BIOMETRIC_ALLOW_FALLBACK"
+}
+
+/// The client-error outcome names AM's nodes route on (`IDToken<N>clientError`).
+public enum BindingClientError: String, Sendable, Equatable {
+  case unsupported = "Unsupported"
+  case timeout = "Timeout"
+  case abort = "Abort"
+  case clientNotRegistered = "ClientNotRegistered"
+}
+
+/// Why binding or signing did not produce a JWS: the client error sent to AM, and the reason
+/// in words for the person at the terminal (never a PIN or key material).
+public struct BindingFailure: Error, Sendable, Equatable, CustomStringConvertible {
+  public var clientError: BindingClientError
+  public var reason: String
+
+  public init(_ clientError: BindingClientError, _ reason: String) {
+    self.clientError = clientError
+    self.reason = reason
+  }
+
+  public var description: String { "\(clientError.rawValue): \(reason)" }
+}
+
+/// The public record of a bound key, as `fr-profile keys list --json` prints it.
+public struct UserKeyRecord: Sendable, Equatable {
+  /// The JWS `kid`: a random UUID, AM's record id for the binding.
+  public var kid: String
+  /// AM's universal id of the user (`id=demo,ou=user,…`): the JWS `sub`.
+  public var userId: String
+  public var username: String
+  public var authType: AuthenticationType
+  /// ISO 8601, UTC, seconds: "2026-11-22T17:19:36Z".
+  public var createdAt: String
+  /// The name of the `UserKeyStore` that holds it ("file", "memory", an embedder's).
+  public var store: String
+  /// A breached app policy locked the key: it refuses to sign until `keys unlock`.
+  public var locked: Bool
+  /// The policy that locked it (nil when unlocked).
+  public var lockingPolicy: String?
+  /// The app policies evaluated before each signing, in AM's JSON form (`{}` for none).
+  public var policies: JSONObject
+
+  public init(
+    kid: String, userId: String, username: String, authType: AuthenticationType, createdAt: String, store: String,
+    locked: Bool = false, lockingPolicy: String? = nil, policies: JSONObject = JSONObject()
+  ) {
+    self.kid = kid
+    self.userId = userId
+    self.username = username
+    self.authType = authType
+    self.createdAt = createdAt
+    self.store = store
+    self.locked = locked
+    self.lockingPolicy = lockingPolicy
+    self.policies = policies
+  }
+
+  public var json: JSON {
+    .object([
+      "kid": .string(kid), "userId": .string(userId), "username": .string(username), "authType": .string(authType.rawValue),
+      "createdAt": .string(createdAt), "store": .string(store), "locked": .bool(locked),
+      "lockingPolicy": lockingPolicy.map { .string($0) } ?? .null, "policies": .object(policies),
+    ])
+  }
+
+  public init(json: JSON) throws(KeyStoreError) {
+    func text(_ name: String) throws(KeyStoreError) -> String {
+      guard let value = json[name]?.stringValue else {
+        throw .corrupt(kid: json["kid"]?.stringValue ?? "?", reason: "record has no \"\(name)\"")
+      }
+      return value
+    }
+    kid = try text("kid")
+    userId = try text("userId")
+    username = try text("username")
+    guard let type = AuthenticationType(rawValue: try text("authType")) else {
+      throw .corrupt(kid: kid, reason: "unknown authType")
+    }
+    authType = type
+    createdAt = try text("createdAt")
+    store = try text("store")
+    locked = json["locked"]?.boolValue ?? false
+    lockingPolicy = json["lockingPolicy"]?.stringValue
+    policies = json["policies"]?.objectValue ?? JSONObject()
+  }
+}
+
+/// How the private key is kept in the store.
+public enum KeyMaterial: Sendable, Equatable {
+  /// The raw 32-byte P-256 scalar (NONE and BIOMETRIC_* keys; the file mode protects it).
+  case plain([UInt8])
+  /// Sealed under a PIN-derived key (APPLICATION_PIN).
+  case pinProtected(PINProtectedKey)
+}
+
+/// One bound key as a store keeps it: record, key material, and for PIN keys the policies
+/// and the persisted attempt counters.
+public struct StoredUserKey: Sendable, Equatable {
+  public var record: UserKeyRecord
+  public var material: KeyMaterial
+  /// The public key's JWK members `x`, `y` (base64url); nil for `silent` PIN keys, which keep
+  /// no public key so that a stolen file cannot confirm a guessed PIN.
+  public var publicKey: (x: String, y: String)?
+  public var lock: PINLockState
+  /// The device identifier at binding; signing refuses (`ClientNotRegistered`) on a device
+  /// whose identifier differs, e.g. from a copied state directory.
+  public var boundDeviceId: String?
+
+  public init(record: UserKeyRecord, material: KeyMaterial, publicKey: (x: String, y: String)?, lock: PINLockState = PINLockState()) {
+    self.record = record
+    self.material = material
+    self.publicKey = publicKey
+    self.lock = lock
+  }
+
+  public static func == (lhs: Self, rhs: Self) -> Bool {
+    lhs.record == rhs.record && lhs.material == rhs.material && lhs.publicKey?.x == rhs.publicKey?.x
+      && lhs.publicKey?.y == rhs.publicKey?.y && lhs.lock == rhs.lock && lhs.boundDeviceId == rhs.boundDeviceId
+  }
+
+  /// The document the file store writes.
+  public var json: JSON {
+    var object: JSONObject = ["version": 1, "record": record.json]
+    switch material {
+    case .plain(let scalar):
+      object["key"] = ["protection": "none", "d": .string(Base64URL.encode(scalar))]
+    case .pinProtected(let sealed):
+      object["key"] = sealed.json
+    }
+    if let publicKey { object["public"] = ["x": .string(publicKey.x), "y": .string(publicKey.y)] }
+    object["attempts"] = lock.json
+    if let boundDeviceId { object["deviceId"] = .string(boundDeviceId) }
+    return .object(object)
+  }
+
+  public init(json: JSON) throws(KeyStoreError) {
+    record = try UserKeyRecord(json: json["record"] ?? .null)
+    let kid = record.kid
+    guard let key = json["key"] else { throw .corrupt(kid: kid, reason: "no key") }
+    switch key["protection"]?.stringValue {
+    case "none":
+      guard let d = key["d"]?.stringValue.flatMap(Base64URL.decode), d.count == 32 else {
+        throw .corrupt(kid: kid, reason: "key \"d\" is not 32 base64url bytes")
+      }
+      material = .plain(d)
+    case "pin":
+      guard let sealed = PINProtectedKey(json: key) else { throw .corrupt(kid: kid, reason: "PIN-protected key is malformed") }
+      material = .pinProtected(sealed)
+    default: throw .corrupt(kid: kid, reason: "unknown key protection")
+    }
+    if let x = json["public"]?["x"]?.stringValue, let y = json["public"]?["y"]?.stringValue {
+      publicKey = (x, y)
+    } else {
+      publicKey = nil
+    }
+    lock = PINLockState(json: json["attempts"]) ?? PINLockState()
+    boundDeviceId = json["deviceId"]?.stringValue
+  }
+}
+
+/// Base64url without padding (RFC 7515 §2), for JWK members and stored key bytes.
+package enum Base64URL {
+  private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+  package static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    let input = Array(bytes)
+    var out: [UInt8] = []
+    out.reserveCapacity((input.count * 4 + 2) / 3)
+    var index = 0
+    while index + 3 <= input.count {
+      let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+      for shift in [18, 12, 6, 0] { out.append(alphabet[Int(value >> UInt32(shift) & 63)]) }
+      index += 3
+    }
+    let rest = input.count - index
+    if rest > 0 {
+      let value = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
+      out.append(alphabet[Int(value >> 18 & 63)])
+      out.append(alphabet[Int(value >> 12 & 63)])
+      if rest == 2 { out.append(alphabet[Int(value >> 6 & 63)]) }
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// Nil for characters outside the alphabet, padding, or an impossible length.
+  package static func decode(_ text: String) -> [UInt8]? {
+    var values: [UInt8] = []
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - 65)
+      case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - 97 + 26)
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - 48 + 52)
+      case UInt8(ascii: "-"): values.append(62)
+      case UInt8(ascii: "_"): values.append(63)
+      default: return nil
+      }
+    }
+    guard values.count % 4 != 1 else { return nil }
+    var out: [UInt8] = []
+    var index = 0
+    while index < values.count {
+      let chunk = values[index..<min(index + 4, values.count)]
+      var value: UInt32 = 0
+      for (offset, digit) in chunk.enumerated() { value |= UInt32(digit) << UInt32(18 - 6 * offset) }
+      out.append(UInt8(value >> 16 & 0xFF))
+      if chunk.count > 2 { out.append(UInt8(value >> 8 & 0xFF)) }
+      if chunk.count > 3 { out.append(UInt8(value & 0xFF)) }
+      index += 4
+    }
+    return out
+  }
+}

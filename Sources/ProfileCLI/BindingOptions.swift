@@ -1,0 +1,81 @@
+import ArgumentParser
+import ProfileJSON
+
+/// The options of device binding and signing, shared by `journey` and `callback`.
+package struct BindingOptions: ParsableArguments {
+  /// The default JWS `iss` (BindingOptions.defaultApplicationId, the same text).
+  package static let defaultApplicationId = "fr-profile"
+
+  @Option(
+    name: .customLong("app-id"),
+    help: ArgumentHelp(
+      "The JWS issuer; must be one of the node's Application Ids (default \(BindingOptions.defaultApplicationId)).",
+      valueName: "ID"))
+  package var applicationId: String = BindingOptions.defaultApplicationId
+
+  @Option(
+    name: .customLong("device-name"),
+    help: ArgumentHelp("The device name sent when binding (default: the profile's platform.deviceName).", valueName: "NAME"))
+  package var deviceName: String?
+
+  @Option(
+    name: .customLong("pin-file"),
+    help: ArgumentHelp("Read the APPLICATION_PIN from the first line of FILE (else asked on the terminal, no echo).", valueName: "FILE"))
+  package var pinFile: String?
+
+  @Option(
+    name: .customLong("pin-policy"),
+    help: ArgumentHelp("PINs accepted when binding, e.g. \"MINLEN=6;MAXLEN=10;NUM=6;SEQ=3;REP=2\".", valueName: "SPEC"))
+  package var pinPolicy: String = "MINLEN=6;MAXLEN=64;SEQ=3;REP=2"
+
+  @Option(
+    name: .customLong("lock-policy"),
+    help: ArgumentHelp("What wrong PINs cost a new key: none, lock, lock:N, delay or silent.", valueName: "POLICY"))
+  package var lockPolicy: String = "lock:5"
+
+  @Option(
+    name: .customLong("bound-user"),
+    help: ArgumentHelp("Usernameless signing with several bound keys: the username (or userId, kid) whose key signs.", valueName: "NAME"))
+  package var boundUser: String?
+
+  @Option(
+    name: .customLong("claim"),
+    help: ArgumentHelp("Add a custom claim to signing JWSs, e.g. --claim 'os=\"linux\"' (JSON value; repeatable).", valueName: "NAME=JSON"))
+  package var claims: [String] = []
+
+  @Option(
+    name: .customLong("policies"),
+    help: ArgumentHelp(
+      "App policies for new bindings, e.g. '{\"deviceTampering\":{\"score\":0.8}}' (default: <state-dir>/policies.json if present).",
+      valueName: "JSON"))
+  package var policies: String?
+
+  /// Test seam: the PAM configuration directory (pam_start_confdir). Hidden: an admin
+  /// configures /etc/pam.d/fr-profile and fr-profile-biometric.
+  @Option(name: .customLong("pam-confdir"), help: .hidden)
+  package var pamConfigurationDirectory: String?
+
+  package init() {}
+
+  package func validate() throws {
+    guard !applicationId.isEmpty else { throw ValidationError("--app-id needs an id, e.g. \(BindingOptions.defaultApplicationId).") }
+    for claim in claims {
+      guard let equals = claim.firstIndex(of: "="), equals != claim.startIndex else {
+        throw ValidationError("--claim \(claim): write NAME=JSON, e.g. --claim 'os=\"linux\"'.")
+      }
+      guard (try? JSONParser.parse(Array(claim[claim.index(after: equals)...].utf8))) != nil else {
+        throw ValidationError("--claim \(claim): the value after = is not JSON (quote strings: 'os=\"linux\"').")
+      }
+    }
+  }
+
+  /// Custom claims, in order.
+  package var customClaims: [(String, JSON)] {
+    claims.compactMap { claim in
+      guard let equals = claim.firstIndex(of: "="),
+        let value = try? JSONParser.parse(Array(claim[claim.index(after: equals)...].utf8))
+      else { return nil }
+      return (String(claim[..<equals]), value)
+    }
+  }
+}

@@ -1,0 +1,323 @@
+import ArgumentParser
+import Collectors
+import DeviceBinding
+import Dispatch
+import Journey
+import ProfileCLI
+import ProfileJSON
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Runs the async binder from the synchronous commands: the work runs as a task on the
+/// cooperative pool while the calling thread — the main thread, never a pool thread — waits.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+  let result = Mutex<Result<T, any Error>?>(nil)
+  let done = DispatchSemaphore(value: 0)
+  Task {
+    let outcome: Result<T, any Error>
+    do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+    result.withLock { $0 = outcome }
+    done.signal()
+  }
+  done.wait()
+  return try result.withLock { $0! }.get()
+}
+
+/// Exit codes of binding-side failures that stop a command (client errors do not: they are
+/// AM's to route).
+enum BindingExit {
+  static func failure(_ error: KeyStoreError) -> Failure {
+    switch error {
+    case .corrupt: Failure(code: 65, error.description + ". Delete it with 'fr-profile keys delete KID' and bind again.")
+    case .unsafe: Failure(code: 77, error.description + ".")
+    case .io: Failure(code: 74, error.description + ".")
+    }
+  }
+}
+
+extension ProfileSettings {
+  /// The file store in the state directory.
+  func userKeyStore(create: Bool = true) throws -> FileUserKeyStore {
+    let directory = try keyStore().directory
+    do throws(KeyStoreError) {
+      return try FileUserKeyStore(stateDirectory: directory, create: create)
+    } catch {
+      throw BindingExit.failure(error)
+    }
+  }
+}
+
+/// Builds the binder the commands use from the options.
+struct BindingSetup {
+  var options: BindingOptions
+  var settings: ProfileSettings
+  /// Whether questions may go to the terminal (journey: yes; callback: no).
+  var interactive: Bool
+
+  func policyContext(system: SystemSource, verifier: PAMUserVerifier) -> PolicyContext {
+    PolicyContext(system: system, biometricAvailable: { verifier.isConfigured(PAMUserVerifier.biometricService) })
+  }
+
+  func verifier() -> PAMUserVerifier {
+    let interactive = interactive
+    return PAMUserVerifier(
+      configurationDirectory: options.pamConfigurationDirectory, user: Self.userName(),
+      prompt: { message, echo in
+        guard interactive, let terminal = PINTerminal() else { return nil }
+        return terminal.readLine(prompt: StepAnswerer.promptText(message), echo: echo, deadline: nil)
+      },
+      inform: { message in writeStandardError("\(message)\n") })
+  }
+
+  /// The policies for new bindings: --policies, else <state-dir>/policies.json, else none.
+  func policies(_ evaluator: PolicyEvaluator) throws -> JSONObject {
+    var text = options.policies
+    var source = "--policies"
+    if text == nil {
+      let path = try settings.keyStore().directory + "/policies.json"
+      if access(path, F_OK) == 0 {
+        text = String(decoding: try readInput(path, limit: 1 << 20), as: UTF8.self)
+        source = path
+      }
+    }
+    guard let text else { return JSONObject() }
+    do { return try evaluator.parse(text) } catch { throw Failure(code: 65, "\(source): \(error.description).") }
+  }
+
+  func pinPolicy() throws -> PINPolicy {
+    do { return try PINPolicy(parsing: options.pinPolicy) } catch { throw Failure(code: 64, "--pin-policy: \(error).") }
+  }
+
+  func lockPolicy() throws -> LockPolicy {
+    do { return try LockPolicy(parsing: options.lockPolicy) } catch { throw Failure(code: 64, "--lock-policy: \(error).") }
+  }
+
+  func binder(deviceName fallbackName: @escaping () -> String) throws -> DeviceBinder {
+    let system = try settings.systemSource()
+    let store = try settings.userKeyStore()
+    let identity = try settings.keyStore()
+    let evaluator = PolicyEvaluator()
+    let verifier = verifier()
+    let pinSource: (any PINSource)? =
+      if let file = options.pinFile { FilePINSource(path: file) } else if interactive { TerminalPINSource() } else { nil }
+    let deviceId: @Sendable () throws -> String = {
+      do throws(IdentityError) { return try identity.identifier(for: system) } catch { throw Failure(error) }
+    }
+    var selector: KeySelector?
+    if interactive { selector = TerminalKeySelector.choose }
+    let pinPolicy = try pinPolicy()
+    let lockPolicy = try lockPolicy()
+    let policies = try policies(evaluator)
+    return DeviceBinder(
+      store: store, applicationId: options.applicationId, deviceId: deviceId, deviceName: options.deviceName ?? fallbackName(),
+      pinSource: pinSource, pinPolicy: pinPolicy, lockPolicy: lockPolicy, userVerifier: verifier, policies: policies,
+      policyEvaluator: evaluator, policyContext: policyContext(system: system, verifier: verifier),
+      customClaims: options.customClaims, boundUser: options.boundUser, selectKey: selector)
+  }
+
+  /// The profile's platform.deviceName (what collect reports), else the host name.
+  static func profileDeviceName(_ system: SystemSource) -> String {
+    let platform = PlatformCollector(detectors: []).collect(CollectionContext(system: system))
+    if let name = platform?["deviceName"]?.stringValue, !name.isEmpty { return name }
+    var buffer = [CChar](repeating: 0, count: 256)
+    return gethostname(&buffer, buffer.count) == 0 ? String(cString: buffer) : "Linux"
+  }
+
+  /// The caller's account name, for PAM.
+  static func userName() -> String {
+    if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return String(cString: name) }
+    return String(geteuid())
+  }
+
+  /// A one-line note about what happened to each binding callback.
+  static func report(_ outcome: DeviceBinder.Outcome, verbose: Bool) {
+    let what = outcome.type == DeviceBindingRequest.callbackType ? "binding" : "signing"
+    if let failure = outcome.failure {
+      let reason = ServerText.printable(failure.reason, singleLine: true)
+      writeStandardError("fr-profile: warning: device \(what) answered \(failure.clientError.rawValue): \(reason).\n")
+    } else if verbose, let kid = outcome.kid {
+      detail("device \(what): signed with key \(kid).")
+    }
+  }
+}
+
+/// The PIN from the first line of a file (never argv or the environment).
+struct FilePINSource: PINSource {
+  var path: String
+
+  func read() throws(BindingFailure) -> String {
+    var info = stat()
+    if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
+      writeStandardError(
+        "fr-profile: warning: the --pin-file \(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); run 'chmod 600 \(path)'.\n"
+      )
+    }
+    let bytes: [UInt8]
+    do { bytes = try readInput(path, limit: 4096) } catch {
+      throw BindingFailure(.abort, "cannot read the --pin-file \(path)")
+    }
+    let line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+    var pin = Array(line)
+    if pin.last == UInt8(ascii: "\r") { pin.removeLast() }
+    guard !pin.isEmpty, let text = String(validating: pin, as: UTF8.self) else {
+      throw BindingFailure(.abort, "the --pin-file \(path) holds no PIN on its first line")
+    }
+    return text
+  }
+
+  func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String? { try read() }
+  func existingPIN(prompt: String, deadline: Double) throws(BindingFailure) -> String? { try read() }
+}
+
+/// The PIN asked on /dev/tty without echo, within the callback's deadline.
+struct TerminalPINSource: PINSource {
+  func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String? {
+    guard let terminal = PINTerminal() else {
+      throw BindingFailure(.abort, "an APPLICATION_PIN binding needs a PIN and there is no terminal: pass --pin-file FILE")
+    }
+    if !prompt.isEmpty { terminal.write(prompt + "\n") }
+    for _ in 0..<3 {
+      guard let first = terminal.readLine(prompt: "New PIN: ", echo: false, deadline: deadline) else { return nil }
+      if let problem = policy.violation(first) {
+        terminal.write("Not accepted: \(problem).\n")
+        continue
+      }
+      guard let second = terminal.readLine(prompt: "Repeat the PIN: ", echo: false, deadline: deadline) else { return nil }
+      if first == second { return first }
+      terminal.write("The PINs differ.\n")
+    }
+    return nil
+  }
+
+  func existingPIN(prompt: String, deadline: Double) throws(BindingFailure) -> String? {
+    guard let terminal = PINTerminal() else {
+      throw BindingFailure(.abort, "the bound key needs its PIN and there is no terminal: pass --pin-file FILE")
+    }
+    if !prompt.isEmpty { terminal.write(prompt + "\n") }
+    return terminal.readLine(prompt: "PIN: ", echo: false, deadline: deadline)
+  }
+}
+
+/// The SDKs' key selector on the terminal: keys labelled "<username>-(<authType>)-(<createdAt>)".
+enum TerminalKeySelector {
+  static func choose(_ records: [UserKeyRecord]) throws(BindingFailure) -> String? {
+    guard let terminal = PINTerminal() else {
+      throw BindingFailure(
+        .abort,
+        "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))"
+      )
+    }
+    terminal.write("Which bound key signs?\n")
+    for (index, record) in records.enumerated() {
+      terminal.write("  \(index)) \(record.username)-(\(record.authType.rawValue))-(\(record.createdAt))\n")
+    }
+    while true {
+      guard let line = terminal.readLine(prompt: "Key [0-\(records.count - 1)], empty to cancel: ", echo: true, deadline: nil) else {
+        return nil
+      }
+      if line.isEmpty { return nil }
+      if let index = Int(line), records.indices.contains(index) { return records[index].kid }
+    }
+  }
+}
+
+/// /dev/tty for PINs and PAM prompts, with an optional deadline (CLOCK_MONOTONIC seconds).
+final class PINTerminal {
+  private let fd: Int32
+
+  init?() {
+    let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+    guard fd >= 0 else { return nil }
+    self.fd = fd
+  }
+
+  deinit { close(fd) }
+
+  func write(_ text: String) { _ = writeAll(fd, Array(text.utf8)) }
+
+  /// One line; nil at end of input or when the deadline passes. Echo is restored whatever
+  /// happens.
+  func readLine(prompt: String, echo: Bool, deadline: Double?) -> String? {
+    write(prompt)
+    var saved = termios()
+    let canHide = tcgetattr(fd, &saved) == 0
+    if !echo && canHide {
+      var quiet = saved
+      quiet.c_lflag &= ~tcflag_t(ECHO)
+      quiet.c_lflag |= tcflag_t(ECHONL)
+      tcsetattr(fd, TCSAFLUSH, &quiet)
+    }
+    defer { if !echo && canHide { tcsetattr(fd, TCSAFLUSH, &saved) } }
+    var line: [UInt8] = []
+    while true {
+      if let deadline {
+        let left = deadline - DeviceBinder.monotonicNow()
+        if left <= 0 { return nil }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, Int32(min(left * 1000, 3_600_000)))
+        if ready < 0 && errno == EINTR { continue }
+        if ready <= 0 {
+          write("\n")
+          return nil
+        }
+      }
+      var byte: UInt8 = 0
+      let count = read(fd, &byte, 1)
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
+      if byte == UInt8(ascii: "\n") { break }
+      line.append(byte)
+    }
+    if line.last == UInt8(ascii: "\r") { line.removeLast() }
+    return String(decoding: line, as: UTF8.self)
+  }
+}
+
+extension StepAnswerer {
+  /// Answers a DeviceBindingCallback (`bind`) or DeviceSigningVerifierCallback (`sign`) at
+  /// `index`; a client error is sent to AM (its outcome decides) and reported on stderr.
+  func answerBinding(
+    _ step: inout AuthenticateStep, index: Int, bind: DeviceBindingRequest? = nil, sign: DeviceSigningRequest? = nil
+  ) throws {
+    let settings = settings
+    let system = try settings.systemSource()
+    let setup = BindingSetup(options: binding, settings: settings, interactive: true)
+    let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
+    do {
+      if let bind {
+        let answer: DeviceBindingAnswer
+        let outcome: DeviceBinder.Outcome
+        switch try runBlocking({ try await binder.bindOrFail(bind) }) {
+        case .success(let result):
+          answer = .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId)
+          outcome = .init(index: index, type: DeviceBindingRequest.callbackType, kid: result.kid)
+        case .failure(let failure):
+          answer = .clientError(failure.clientError.rawValue)
+          outcome = .init(index: index, type: DeviceBindingRequest.callbackType, failure: failure)
+        }
+        try step.answer(index, binding: answer)
+        BindingSetup.report(outcome, verbose: settings.verbose)
+      } else if let sign {
+        let answer: DeviceBindingAnswer
+        let outcome: DeviceBinder.Outcome
+        switch try runBlocking({ try await binder.signOrFail(sign) }) {
+        case .success(let result):
+          answer = .jws(result.jws)
+          outcome = .init(index: index, type: DeviceSigningRequest.callbackType, kid: result.kid)
+        case .failure(let failure):
+          answer = .clientError(failure.clientError.rawValue)
+          outcome = .init(index: index, type: DeviceSigningRequest.callbackType, failure: failure)
+        }
+        try step.answer(index, binding: answer)
+        BindingSetup.report(outcome, verbose: settings.verbose)
+      }
+    } catch let error as KeyStoreError {
+      throw BindingExit.failure(error)
+    }
+  }
+}

@@ -1,0 +1,296 @@
+import ArgumentParser
+import Collectors
+import DeviceBinding
+import Journey
+import JourneyHTTP
+import ProfileCLI
+import ProfileJSON
+
+/// `fr-profile keys`: the bound keys of this device (exec'd by fr-profile, like `journey`).
+struct KeysCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fr-profile keys",
+    abstract: "List, delete and unlock the keys bound to AM users (device binding).",
+    discussion: """
+      Bound keys live in <state-dir>/bound-keys/<kid>.json (0600, directory 0700), one per \
+      AM user; 'fr-profile journey' creates them when a journey's Device Binding node asks.
+
+      EXIT CODES:
+        0   done
+        1   no such key (delete, unlock), AM refused the delete, or unlock
+            re-evaluated a breached policy
+        64  usage error
+        65  a stored key is corrupt
+        74  I/O error
+        77  the state directory or a key file is not safe (owner, mode, link)
+        78  no state directory could be determined
+
+      EXAMPLES:
+        fr-profile keys list
+        fr-profile keys list --json
+        fr-profile keys delete 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21
+        echo "$SSO_TOKEN" | fr-profile keys delete 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21 \\
+            --server https://am.example.com/am --realm alpha --token-stdin
+        fr-profile keys unlock 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21
+      """,
+    subcommands: [List.self, Delete.self, Unlock.self]
+  )
+
+  struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the bound keys (kid, user, type, created, lock).")
+
+    @OptionGroup var options: ProfileOptions
+    @Flag(help: "Print a JSON array of the key records.") var json = false
+
+    func run() throws {
+      try reportingFailures {
+        let settings = options.settings
+        let store = try settings.userKeyStore(create: false)
+        let records: [UserKeyRecord]
+        do throws(KeyStoreError) { records = try store.records() } catch { throw BindingExit.failure(error) }
+        if json {
+          try printOutput(JSONWriter.compact(.array(records.map(\.json))) + "\n")
+          return
+        }
+        if records.isEmpty {
+          note("no keys are bound on this device (\(store.path)).")
+          return
+        }
+        var lines = ["KID\tUSER\tTYPE\tCREATED\tSTATE"]
+        for record in records {
+          var state = record.locked ? "locked by \(record.lockingPolicy ?? "?")" : "usable"
+          if let key = try? store.key(kid: record.kid), key.lock.lockedOut { state = "locked after \(key.lock.failures) wrong PINs" }
+          lines.append("\(record.kid)\t\(record.username)\t\(record.authType.rawValue)\t\(record.createdAt)\t\(state)")
+        }
+        try printOutput(lines.joined(separator: "\n") + "\n")
+      }
+    }
+  }
+
+  struct Delete: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Delete a bound key on this device, and with --server its record in AM too.",
+      discussion: """
+        Without --server only the local key goes; AM keeps the user's bound device (it still \
+        counts toward the node's Max Saved Devices). With --server, AM's record goes first \
+        (DELETE <server>/json/realms/…/users/<userId>/devices/2fa/binding/<kid>, \
+        Accept-API-Version: resource=1.0, the SSO token from stdin as the <cookie-name> header); \
+        only HTTP 200 counts, and on any other answer the local key is kept unless --force.
+
+        Exit codes: 0 deleted; 1 no such key, or AM refused (its status and message on \
+        stderr); 64 usage; 65 no token on stdin; 67 TLS; 68 cannot connect; 75 timed out; \
+        77 unsafe key files.
+        """)
+
+    @OptionGroup var options: ProfileOptions
+    @Argument(help: ArgumentHelp("The key's kid (see 'fr-profile keys list').", valueName: "KID")) var kid: String
+
+    @Option(help: ArgumentHelp("Also delete AM's record: AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
+    var server: String?
+
+    @Option(help: ArgumentHelp("The realm of the user (with --server).", valueName: "REALM"))
+    var realm: String = "root"
+
+    @Flag(name: .customLong("token-stdin"), help: "Read the user's SSO token from stdin (with --server; never a flag).")
+    var tokenStdin = false
+
+    @Option(name: .customLong("cookie-name"), help: ArgumentHelp("AM's session cookie name.", valueName: "NAME"))
+    var cookieName: String = "iPlanetDirectoryPro"
+
+    @Option(help: ArgumentHelp("Trust only the CA certificates in this PEM file.", valueName: "FILE"))
+    var cacert: String?
+
+    @Option(help: ArgumentHelp("Seconds the request may take.", valueName: "SECONDS"))
+    var timeout: Double = 30
+
+    @Flag(help: "With --server: delete the local key even when AM does not confirm.")
+    var force = false
+
+    func validate() throws {
+      if let server {
+        guard server.hasPrefix("https://") || server.hasPrefix("http://") else {
+          throw ValidationError("--server must be an http:// or https:// URL, e.g. https://am.example.com/am.")
+        }
+        guard tokenStdin else { throw ValidationError("--server needs the user's SSO token: pipe it to --token-stdin.") }
+        guard !cookieName.isEmpty, cookieName.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+          throw ValidationError("--cookie-name takes a header name such as iPlanetDirectoryPro.")
+        }
+      } else if tokenStdin || force || cacert != nil {
+        throw ValidationError("--token-stdin, --force and --cacert go with --server URL.")
+      }
+      guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
+    }
+
+    func run() throws {
+      try reportingFailures {
+        let store = try options.settings.userKeyStore(create: false)
+        if let server {
+          let key: StoredUserKey?
+          do throws(KeyStoreError) { key = try store.key(kid: kid) } catch { throw BindingExit.failure(error) }
+          guard let key else { throw Failure(code: 1, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
+          let token = try Self.tokenFromStandardInput()
+          let url = Self.bindingURL(server: server, realm: realm, userId: key.record.userId, kid: kid)
+          let response: HTTPResponse
+          do throws(HTTPError) {
+            response = try HTTPClient(timeout: timeout, caFile: cacert).delete(
+              url,
+              headers: [
+                "Accept-API-Version: resource=1.0", "Accept: application/json", "Content-Type: application/json",
+                "\(cookieName): \(token)", "User-Agent: fr-profile/\(frProfileVersion)",
+              ])
+          } catch {
+            throw Failure(code: JourneyCommand.exitCode(error), error.description)
+          }
+          guard response.status == 200 else {
+            let message = (try? JSONParser.parse(response.body))?["message"]?.stringValue ?? ""
+            let said = ServerText.printable(message, hiding: [token], singleLine: true)
+            if force {
+              _ = try deleteLocally(store)
+              throw Failure(
+                code: 1, "AM answered HTTP \(response.status)\(said.isEmpty ? "" : ": " + said); deleted the local key anyway (--force).")
+            }
+            throw Failure(
+              code: 1,
+              "AM answered HTTP \(response.status)\(said.isEmpty ? "" : ": " + said); the local key is kept (--force deletes it anyway).")
+          }
+          _ = try deleteLocally(store)
+          note("deleted the bound key \(kid) in AM and on this device.")
+          return
+        }
+        guard try deleteLocally(store) else {
+          throw Failure(code: 1, "no bound key has the kid \(kid); see 'fr-profile keys list'.")
+        }
+        note("deleted the bound key \(kid) on this device; AM still lists it (delete it there with --server URL --token-stdin).")
+      }
+    }
+
+    private func deleteLocally(_ store: FileUserKeyStore) throws -> Bool {
+      do throws(KeyStoreError) { return try store.delete(kid: kid) } catch { throw BindingExit.failure(error) }
+    }
+
+    /// `<server>/json/realms/root[/realms/<realm>]/users/<userId>/devices/2fa/binding/<kid>`, the
+    /// userId in one percent-encoded path segment (as the Android SDK sends it).
+    static func bindingURL(server: String, realm: String, userId: String, kid: String) -> String {
+      let authenticate = AuthenticateEndpoint(server: server, realm: realm, tree: "-").url
+      let base = authenticate.components(separatedBy: "/authenticate?").first ?? authenticate
+      return base + "/users/" + percentEncoded(userId) + "/devices/2fa/binding/" + percentEncoded(kid)
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+      let hex = Array("0123456789ABCDEF".utf8)
+      var out: [UInt8] = []
+      for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+          UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+          out.append(byte)
+        default: out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+        }
+      }
+      return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The SSO token: the first line of stdin, printable ASCII only (it becomes a header).
+    static func tokenFromStandardInput() throws -> String {
+      let bytes = readStandardInput()
+      let line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+      var token = Array(line)
+      if token.last == UInt8(ascii: "\r") { token.removeLast() }
+      guard !token.isEmpty, token.count <= 4096, token.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        throw Failure(code: 65, "--token-stdin: standard input holds no SSO token on its first line (printable, no spaces).")
+      }
+      return String(decoding: token, as: UTF8.self)
+    }
+  }
+
+  struct Unlock: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Unlock a key a breached app policy locked, after evaluating its policies again.")
+
+    @OptionGroup var options: ProfileOptions
+    @OptionGroup var binding: BindingOptions
+    @Argument(help: ArgumentHelp("The key's kid.", valueName: "KID")) var kid: String
+
+    func run() throws {
+      try reportingFailures {
+        let settings = options.settings
+        let store = try settings.userKeyStore(create: false)
+        let setup = BindingSetup(options: binding, settings: settings, interactive: false)
+        let context = setup.policyContext(system: try settings.systemSource(), verifier: setup.verifier())
+        let evaluator = PolicyEvaluator()
+        let outcome: String?
+        do {
+          outcome = try store.update(kid: kid) { key -> String in
+            if let breach = evaluator.firstBreach(key.record.policies, context: context) {
+              key.record.locked = true
+              key.record.lockingPolicy = breach.name
+              return "policy \(breach.name) is still breached (\(breach.outcome.detail)); the key stays locked"
+            }
+            key.record.locked = false
+            key.record.lockingPolicy = nil
+            return ""
+          }
+        } catch let error as KeyStoreError {
+          throw BindingExit.failure(error)
+        }
+        guard let outcome else { throw Failure(code: 1, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
+        guard outcome.isEmpty else { throw Failure(code: 1, outcome + ".") }
+        note("the key \(kid) is unlocked: its policies hold on this device.")
+      }
+    }
+  }
+}
+
+/// `fr-profile policy`: evaluates app policies on this machine.
+struct PolicyCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fr-profile policy",
+    abstract: "Evaluate device-binding app policies on this machine.",
+    discussion: """
+      Policies are AM's JSON form: {"deviceTampering": {"score": 0.8}, "biometricAvailable": {}}. \
+      deviceTampering breaches when the tamper score (jailBreakScore, see 'fr-profile tamper') \
+      is above score; biometricAvailable breaches when no PAM service fr-profile-biometric is \
+      configured. Without --policies, <state-dir>/policies.json is read, else both policies \
+      with their defaults are evaluated.
+
+      EXIT CODES:
+        0   every policy holds
+        1   a policy is breached (the first breach is on stderr)
+        64  usage error
+        65  the policies are not valid JSON or name an unknown policy
+
+      EXAMPLES:
+        fr-profile policy
+        fr-profile policy --policies '{"deviceTampering":{"score":0.3}}' --json
+      """
+  )
+
+  @OptionGroup var options: ProfileOptions
+  @OptionGroup var binding: BindingOptions
+  @Flag(help: "Print each policy's outcome as JSON.") var json = false
+
+  func run() throws {
+    try reportingFailures {
+      let settings = options.settings
+      let setup = BindingSetup(options: binding, settings: settings, interactive: false)
+      let evaluator = PolicyEvaluator()
+      var policies = try setup.policies(evaluator)
+      if policies.isEmpty && binding.policies == nil { policies = ["deviceTampering": [:], "biometricAvailable": [:]] }
+      let context = setup.policyContext(system: try settings.systemSource(), verifier: setup.verifier())
+      let outcomes = evaluator.evaluate(policies, context: context)
+      if json {
+        let items: [JSON] = outcomes.map {
+          ["policy": .string($0.name), "holds": .bool(!$0.outcome.isBreached), "detail": .string($0.outcome.detail)]
+        }
+        try printOutput(JSONWriter.compact(.array(items)) + "\n")
+      } else {
+        try printOutput(
+          outcomes.map { "\($0.name)\t\($0.outcome.isBreached ? "breached" : "holds")\t\($0.outcome.detail)" }.joined(separator: "\n")
+            + (outcomes.isEmpty ? "" : "\n"))
+      }
+      if let breach = outcomes.first(where: { $0.outcome.isBreached }) {
+        throw Failure(code: 1, "policy \(breach.name) is breached: \(breach.outcome.detail).")
+      }
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@testable import DeviceBinding
+
+@Suite struct FileStoreTests {
+  func withStore(_ body: (FileUserKeyStore, String) async throws -> Void) async throws {
+    let directory = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try await body(try FileUserKeyStore(stateDirectory: directory + "/state"), directory + "/state/bound-keys")
+  }
+
+  func mode(_ path: String) -> mode_t {
+    var info = stat()
+    return lstat(path, &info) == 0 ? info.st_mode & 0o7777 : 0
+  }
+
+  @Test func keysAre0600InA0700Directory() async throws {
+    try await withStore { store, directory in
+      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      #expect(mode(directory) == 0o700)
+      #expect(mode(directory + "/\(bound.kid).json") == 0o600)
+      #expect(try store.records().map(\.kid) == [bound.kid])
+      #expect(try store.records().first?.store == "file")
+    }
+  }
+
+  @Test func theInMemoryAndFileStoresKeepTheSameDocument() async throws {
+    try await withStore { store, _ in
+      let memory = InMemoryUserKeyStore()
+      let bound = try await makeBinder(store: memory, pins: FixedPINs("271828")).bind(bindingRequest(.applicationPIN))
+      let key = try #require(try memory.key(kid: bound.kid))
+      try store.bind(key)
+      #expect(try store.key(kid: bound.kid) == key)
+    }
+  }
+
+  @Test func aKeyFileOthersCanReadIsRefused() async throws {
+    try await withStore { store, directory in
+      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      chmod(directory + "/\(bound.kid).json", 0o644)
+      #expect(throws: KeyStoreError.self) { try store.records() }
+      await #expect(throws: KeyStoreError.self) { try await makeBinder(store: store).sign(signingRequest()) }
+    }
+  }
+
+  @Test func aSymbolicLinkInPlaceOfAKeyIsRefused() async throws {
+    try await withStore { store, directory in
+      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let path = directory + "/\(bound.kid).json"
+      try FileManager.default.moveItem(atPath: path, toPath: directory + "/../elsewhere.json")
+      symlink(directory + "/../elsewhere.json", path)
+      #expect(throws: KeyStoreError.self) { try store.key(kid: bound.kid) }
+    }
+  }
+
+  @Test func aSymbolicLinkInPlaceOfTheDirectoryIsRefused() async throws {
+    let directory = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try FileManager.default.createDirectory(
+      atPath: directory + "/state", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    try FileManager.default.createDirectory(
+      atPath: directory + "/other", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    symlink(directory + "/other", directory + "/state/bound-keys")
+    #expect(throws: KeyStoreError.self) { try FileUserKeyStore(stateDirectory: directory + "/state") }
+  }
+
+  @Test func aKeyOwnedBySomeoneElseIsRefused() async throws {
+    guard geteuid() == 0 else { return }  // only root can give a file away
+    try await withStore { store, directory in
+      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      chown(directory + "/\(bound.kid).json", 65534, 65534)
+      #expect(throws: KeyStoreError.self) { try store.key(kid: bound.kid) }
+    }
+  }
+
+  @Test func kidsCannotNameOtherFiles() async throws {
+    try await withStore { (store, _) throws in
+      #expect(try store.key(kid: "../../device-key") == nil)
+      #expect(try store.delete(kid: "../state") == false)
+    }
+  }
+
+  @Test("20 concurrent updates through separate openings lose none")
+  func concurrentUpdatesAreSerialised() async throws {
+    try await withStore { store, _ in
+      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let path = store.path
+      DispatchQueue.concurrentPerform(iterations: 20) { _ in
+        let other = try! FileUserKeyStore(stateDirectory: String(path.dropLast("/bound-keys".count)), create: false)
+        _ = try! other.update(kid: bound.kid) { key in key.lock.failures += 1 }
+      }
+      #expect(try store.key(kid: bound.kid)?.lock.failures == 20)
+    }
+  }
+
+  @Test func deletingRemovesTheFile() async throws {
+    try await withStore { store, directory in
+      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      #expect(try store.delete(kid: bound.kid))
+      #expect(!FileManager.default.fileExists(atPath: directory + "/\(bound.kid).json"))
+      #expect(try store.delete(kid: bound.kid) == false)
+    }
+  }
+
+  @Test func aCorruptKeyIsReportedByKid() async throws {
+    try await withStore { store, directory in
+      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let path = directory + "/\(bound.kid).json"
+      try "{\"version\":1}".write(toFile: path, atomically: false, encoding: .utf8)
+      chmod(path, 0o600)
+      #expect(throws: KeyStoreError.self) { try store.records() }
+    }
+  }
+}
+
+@Suite struct Base64URLTests {
+  @Test func roundTripsEveryLength() {
+    for length in 0..<40 {
+      let bytes = (0..<length).map { UInt8(($0 * 37 + 11) & 0xFF) }
+      let text = Base64URL.encode(bytes)
+      #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
+      #expect(Base64URL.decode(text) == bytes)
+      #expect(
+        text
+          == Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+          .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+    }
+    #expect(Base64URL.decode("a") == nil && Base64URL.decode("ab=c") == nil)
+  }
+}
