@@ -44,6 +44,7 @@ let package = Package(
         "Journey",
         "JourneyProfiler",
         "JourneyHTTP",
+        "TPMKeys",
         "ProfileCLI",
         "ProfileJSON",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -92,6 +93,7 @@ let package = Package(
         "CPAM",
         "Journey",
         "ProfileJSON",
+        "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "JWTKit", package: "jwt-kit"),
@@ -102,10 +104,23 @@ let package = Package(
     .testTarget(
       name: "DeviceBindingTests",
       dependencies: [
-        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "ProfileJSON",
+        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "ProfileJSON", "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"]
+    ),
+    // Keys inside a TPM 2.0 (P-256 signing keys under the storage primary key) over tpm2-tss
+    // ESAPI. Linked by fr-profile-journey only: collect never loads libtss2.
+    .target(name: "TPMKeys", dependencies: ["CTSS2", .product(name: "Crypto", package: "swift-crypto")]),
+    // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
+    .systemLibrary(
+      name: "CTSS2", pkgConfig: "tss2-esys",
+      providers: [.apt(["libtss2-dev"])]
+    ),
+    // Against a real TPM protocol: swtpm started by the tests on a loopback port.
+    .testTarget(
+      name: "TPMKeysTests",
+      dependencies: ["TPMKeys", .product(name: "Crypto", package: "swift-crypto")]
     ),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),

@@ -171,6 +171,9 @@ public struct DeviceBinder: Sendable {
     guard !request.userId.isEmpty else { throw BindingFailure(.abort, "the callback has no userId to bind a key for") }
     do { try policyEvaluator.validate(policies) } catch { throw BindingFailure(.abort, error.description) }
     let deviceId = try deviceId()
+    if let hardware = store as? any HardwareUserKeyStore, hardware.createsHardwareKeys {
+      return try bindInHardware(request, type: type, hardware: hardware, deviceId: deviceId, deadline: deadline)
+    }
 
     let privateKey = P256.Signing.PrivateKey()
     let scalar = Array(privateKey.rawRepresentation)
@@ -272,7 +275,11 @@ public struct DeviceBinder: Sendable {
       try verifyUser(stored.record.authType)
       scalar = bytes
     case .pinProtected(let sealed):
-      scalar = try unlockPIN(sealed, kid: record.kid, prompt: Self.promptText(request.title, request.description), deadline: deadline)
+      scalar = try unlockPIN(
+        policy: sealed.lockPolicy, kid: record.kid, prompt: Self.promptText(request.title, request.description), deadline: deadline
+      ) { pin in try sealed.open(pin: pin) }
+    case .hardware(let key):
+      return try signInHardware(stored, key: key, request: request, deadline: deadline)
     }
     try checkDeadline(deadline)
     let privateKey: P256.Signing.PrivateKey
@@ -334,11 +341,12 @@ public struct DeviceBinder: Sendable {
 
   /// The PIN attempt protocol: refuse while locked out or delayed; count the attempt before
   /// trying (so a crash counts); reset on success.
-  private func unlockPIN(_ sealed: PINProtectedKey, kid: String, prompt: String, deadline: Double) throws -> [UInt8] {
+  func unlockPIN<Opened>(
+    policy: LockPolicy, kid: String, prompt: String, deadline: Double, open: (String) throws -> Opened?
+  ) throws -> Opened {
     guard let pinSource else {
       throw BindingFailure(.abort, "the key \(kid) is protected by a PIN: pass --pin-file FILE or run on a terminal")
     }
-    let policy = sealed.lockPolicy
     guard let current = try store.key(kid: kid) else { throw BindingFailure(.clientNotRegistered, "the key \(kid) is gone") }
     if current.lock.lockedOut {
       throw BindingFailure(.abort, "the key \(kid) is locked after \(current.lock.failures) wrong PINs; bind this device again")
@@ -361,8 +369,10 @@ public struct DeviceBinder: Sendable {
         key.lock.lastFailure = attemptTime
       }
     }
-    let opened: [UInt8]?
-    do { opened = try sealed.open(pin: pin) } catch { throw BindingFailure(.abort, "cannot derive the PIN key: \(error)") }
+    let opened: Opened?
+    do { opened = try open(pin) } catch let error as HardwareKeyError { throw error } catch {
+      throw BindingFailure(.abort, "cannot derive the PIN key: \(error)")
+    }
     guard let opened else {
       var failures = 0
       let failedAt = Int(now())  // the delay runs from the refusal, not from the start of the derivation
@@ -386,7 +396,7 @@ public struct DeviceBinder: Sendable {
     return opened
   }
 
-  private func verifyUser(_ type: AuthenticationType) throws {
+  func verifyUser(_ type: AuthenticationType) throws {
     guard let service = PAMUserVerifier.service(for: type) else { return }
     guard let userVerifier else { throw BindingFailure(.unsupported, "no PAM user verification is available") }
     switch userVerifier.verify(service: service) {
@@ -398,7 +408,7 @@ public struct DeviceBinder: Sendable {
     }
   }
 
-  private func checkDeadline(_ deadline: Double) throws(BindingFailure) {
+  func checkDeadline(_ deadline: Double) throws(BindingFailure) {
     if Self.monotonicNow() > deadline { throw BindingFailure(.timeout, "the user interaction outlasted the callback's timeout") }
   }
 

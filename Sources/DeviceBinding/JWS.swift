@@ -48,6 +48,31 @@ package enum BindingJWS {
   }
 }
 
+extension BindingJWS {
+  /// The same JWS with the signature made elsewhere (a key in a TPM): jwt-kit encodes header
+  /// and claims exactly as `sign(claims:key:…)` does; `signer` gets the signing input
+  /// (`base64url(header).base64url(claims)`) and returns the raw 64-byte R‖S over its SHA-256.
+  package static func sign(
+    claims: [(String, JSON)], publicKey: P256.Signing.PublicKey, kid: String, includeJWK: Bool,
+    signer: ([UInt8]) throws -> [UInt8]
+  ) throws -> String {
+    var header = JWTHeader()
+    header.alg = "ES256"
+    header.kid = kid
+    header.typ = "JWS"
+    if includeJWK {
+      let (x, y) = coordinates(publicKey)
+      header.jwk = jwk(x: x, y: y, kid: kid)
+    }
+    let serializer = DefaultJWTSerializer()
+    let headerJSON = try serializer.jsonEncoder.encode(header)
+    let payload = try serializer.serialize(Claims(members: claims), header: header)
+    let input = Array(Base64URL.encode(Array(headerJSON)).utf8) + [UInt8(ascii: ".")] + Array(payload)
+    let signature = try signer(input)
+    return String(decoding: input, as: UTF8.self) + "." + Base64URL.encode(signature)
+  }
+}
+
 /// A claim set with members in a fixed order and JSON values (custom claims may be any JSON).
 private struct Claims: JWTPayload {
   var members: [(String, JSON)]

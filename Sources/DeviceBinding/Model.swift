@@ -104,6 +104,8 @@ public enum KeyMaterial: Sendable, Equatable {
   case plain([UInt8])
   /// Sealed under a PIN-derived key (APPLICATION_PIN).
   case pinProtected(PINProtectedKey)
+  /// Created inside a hardware key store (a TPM): only its wrapped blob is kept.
+  case hardware(HardwareKey)
 }
 
 /// One bound key as a store keeps it: record, key material, and for PIN keys the policies
@@ -139,6 +141,8 @@ public struct StoredUserKey: Sendable, Equatable {
       object["key"] = ["protection": "none", "d": .string(Base64URL.encode(scalar))]
     case .pinProtected(let sealed):
       object["key"] = sealed.json
+    case .hardware(let key):
+      object["key"] = key.json
     }
     if let publicKey { object["public"] = ["x": .string(publicKey.x), "y": .string(publicKey.y)] }
     object["attempts"] = lock.json
@@ -159,6 +163,9 @@ public struct StoredUserKey: Sendable, Equatable {
     case "pin":
       guard let sealed = PINProtectedKey(json: key) else { throw .corrupt(kid: kid, reason: "PIN-protected key is malformed") }
       material = .pinProtected(sealed)
+    case "hardware":
+      guard let key = HardwareKey(json: key) else { throw .corrupt(kid: kid, reason: "hardware key is malformed") }
+      material = .hardware(key)
     default: throw .corrupt(kid: kid, reason: "unknown key protection")
     }
     if let x = json["public"]?["x"]?.stringValue, let y = json["public"]?["y"]?.stringValue {

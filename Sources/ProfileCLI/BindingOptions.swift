@@ -50,6 +50,20 @@ package struct BindingOptions: ParsableArguments {
       valueName: "JSON"))
   package var policies: String?
 
+  @Option(
+    name: .customLong("key-store"),
+    help: ArgumentHelp(
+      "Where new bound keys are made: auto (the TPM when usable, else files), tpm or file (default: $FR_PROFILE_KEY_STORE, else auto). Existing keys stay where they were made.",
+      valueName: "STORE"))
+  package var keyStore: KeyStoreChoice?
+
+  @Option(
+    name: .customLong("tcti"),
+    help: ArgumentHelp(
+      "The TPM, in tpm2-tss's loader syntax, e.g. swtpm:host=127.0.0.1,port=2321 (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).",
+      valueName: "CONF"))
+  package var tcti: String?
+
   /// Test seam: the PAM configuration directory (pam_start_confdir). Hidden: an admin
   /// configures /etc/pam.d/fr-profile and fr-profile-biometric.
   @Option(name: .customLong("pam-confdir"), help: .hidden)
@@ -78,4 +92,17 @@ package struct BindingOptions: ParsableArguments {
       return (String(claim[..<equals]), value)
     }
   }
+}
+
+/// `--key-store`: where new keys are made.
+package enum KeyStoreChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
+  /// The TPM when one answers at the TCTI, else files.
+  case auto
+  /// The TPM; an error when there is none.
+  case tpm
+  /// PEM/JSON files in the state directory.
+  case file
+
+  /// The environment variable read when `--key-store` is not given.
+  package static let environmentVariable = "FR_PROFILE_KEY_STORE"
 }

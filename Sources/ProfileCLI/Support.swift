@@ -36,6 +36,7 @@ extension IdentityError {
       errno == EACCES || errno == EPERM ? 77 : 74  // EX_NOPERM, EX_IOERR
     case .keyCorrupt, .keyMismatch: 65  // EX_DATAERR
     case .keyMissing: 66  // EX_NOINPUT
+    case .keyInTPM: 75  // EX_TEMPFAIL: the identity moved to the TPM during the run; again resets it there
     }
   }
 
@@ -85,6 +86,8 @@ extension IdentityError {
       return "the public key cached beside \(path) does not belong to it. Delete the .pub file to rebuild it from the key."
     case .keyMissing(let path, let backups):
       return "the device key \(path) is missing, but earlier keys are kept (\(backups.last ?? "")): restore one with 'mv BACKUP \(path)', or run 'fr-profile identifier --reset' to make a new identity."
+    case .keyInTPM(let path):
+      return "the device key moved into the TPM (\(path)) while this ran; nothing was reset. Run 'fr-profile identifier --reset' again to make a new key in the TPM."
     }
   }
 }

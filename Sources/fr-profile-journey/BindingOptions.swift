@@ -6,6 +6,7 @@ import Journey
 import ProfileCLI
 import ProfileJSON
 import Synchronization
+import TPMKeys
 
 #if canImport(Glibc)
   import Glibc
@@ -48,6 +49,45 @@ extension ProfileSettings {
       return try FileUserKeyStore(stateDirectory: directory, create: create)
     } catch {
       throw BindingExit.failure(error)
+    }
+  }
+}
+
+/// Exit codes of TPM failures (README "Keys and the TPM").
+enum TPMExit {
+  static func failure(_ error: HardwareKeyError) -> Failure {
+    switch error {
+    case .unavailable(let detail):
+      Failure(code: 80, detail + ". Check --tcti / FR_PROFILE_TCTI (default device:/dev/tpmrm0) and access to the TPM device.")
+    case .foreignKey(let detail):
+      Failure(code: 81, detail + " The key is never re-made silently: bind this device again.")
+    case .lockout, .wrongAuthValue: Failure(code: 82, error.description + ".")
+    case .failed(let detail): Failure(code: 83, detail + ".")
+    }
+  }
+}
+
+extension BindingOptions {
+  /// The store behind binding and signing: the file store for records, wrapped so that keys
+  /// made in the TPM are used there (never as files). New keys go to the TPM for `tpm`, and
+  /// for `auto` when a TPM answers.
+  func bindingKeyStore(_ files: FileUserKeyStore, environment: [String: String]) throws -> TPMUserKeyStore {
+    let tcti = TPMConfiguration.tcti(option: tcti, environment: environment)
+    var choice = keyStore
+    if choice == nil, let text = environment[KeyStoreChoice.environmentVariable], !text.isEmpty {
+      guard let parsed = KeyStoreChoice(rawValue: text) else {
+        throw Failure(code: 64, "\(KeyStoreChoice.environmentVariable)=\(text): use auto, tpm or file.")
+      }
+      choice = parsed
+    }
+    switch choice ?? .auto {
+    case .file: return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: false)
+    case .tpm:
+      do { _ = try TPMContext(tcti: tcti) } catch {
+        throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
+      }
+      return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: true)
+    case .auto: return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: TPMUserKeyStore.isUsable(tcti: tcti))
     }
   }
 }
@@ -99,7 +139,7 @@ struct BindingSetup {
 
   func binder(deviceName fallbackName: @escaping () -> String) throws -> DeviceBinder {
     let system = try settings.systemSource()
-    let store = try settings.userKeyStore()
+    let store = try options.bindingKeyStore(try settings.userKeyStore(), environment: processEnvironment())
     let identity = try settings.keyStore()
     let evaluator = PolicyEvaluator()
     let verifier = verifier()
@@ -318,6 +358,8 @@ extension StepAnswerer {
       }
     } catch let error as KeyStoreError {
       throw BindingExit.failure(error)
+    } catch let error as HardwareKeyError {
+      throw TPMExit.failure(error)
     }
   }
 }

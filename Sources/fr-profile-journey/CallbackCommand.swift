@@ -74,6 +74,8 @@ struct CallbackCommand: ParsableCommand {
         throw Failure(code: 65, "\(name): \(error)")
       } catch let error as KeyStoreError {
         throw BindingExit.failure(error)
+      } catch let error as HardwareKeyError {
+        throw TPMExit.failure(error)
       }
       settings.printDiagnostics(diagnostics)
       try format.emit(.object(step.body))
@@ -81,8 +83,8 @@ struct CallbackCommand: ParsableCommand {
   }
 }
 
-/// The binding commands of this executable: fr-profile execs it for `keys`, `policy` and
-/// binding `callback` steps with the subcommand name first (`journey` passes its arguments as
+/// The binding commands of this executable: fr-profile execs it for `keys`, `policy`,
+/// `identity` (a TPM identity key) and binding `callback` steps with the subcommand name first (`journey` passes its arguments as
 /// given, so a journey never starts with these words).
 enum BindingCommands {
   /// Runs the command `arguments` name and does not return; returns for anything else.
@@ -92,6 +94,7 @@ enum BindingCommands {
     case "keys": CommandMain.run(KeysCommand.self, rest, name: "fr-profile keys")
     case "policy": CommandMain.run(PolicyCommand.self, rest, name: "fr-profile policy")
     case "callback": CommandMain.run(CallbackCommand.self, rest, name: "fr-profile callback")
+    case "identity": CommandMain.run(IdentityCommand.self, rest, name: "fr-profile identifier")
     default: return
     }
   }

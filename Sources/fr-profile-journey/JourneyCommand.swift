@@ -67,6 +67,10 @@ struct JourneyCommand: ParsableCommand {
         76  the server's answer is not an AM authenticate response, is larger
             than --max-response-size, has too many callbacks, or the journey
             did not end within 100 steps
+        80  no usable TPM at --tcti (a key made in the TPM, or --key-store tpm)
+        81  a bound key was made by another TPM (state directory copied)
+        82  the TPM is in dictionary-attack lockout
+        83  another TPM failure
 
       EXAMPLES:
         fr-profile journey --server https://am.example.com/am \\

@@ -32,6 +32,11 @@ public struct DeviceKeyStore: Sendable {
   static let identifierName = "device-key.id"
   static let nextPrivateKeyName = "device-key.pem.next"
   static let nextPublicKeyName = "device-key.pub.next"
+  /// The identity key kept in a TPM (`identifier --move-to-tpm`): only its TPM-wrapped blob.
+  /// When present it is the identity, whatever PEM key or backup is beside it.
+  static let tpmKeyName = "device-key.tpm"
+  static let tpmKeyRequirement = FileRequirement.secret(maximumSize: 4096)
+  public var tpmKeyPath: String { directory + "/" + Self.tpmKeyName }
 
   static let privateKeyRequirement = FileRequirement.secret(maximumSize: 8192)
   static let publicKeyRequirement = FileRequirement.ownerWritable(maximumSize: 4096)
@@ -66,6 +71,7 @@ public struct DeviceKeyStore: Sendable {
   public func identifier(for system: SystemSource) throws(IdentityError) -> String {
     let machineID = DeviceIdentifier.machineID(system)
     let state = try openDirectory(create: false)
+    if let state, let der = try tpmPublicKeyDER(state) { return DeviceIdentifier.make(machineID: machineID, publicKeyDER: der) }
     if let state, let cached = try cachedIdentifier(state, machineID: machineID) { return cached }
     if let state { clean(state) }
     let (der, state2) = try loadOrCreate(state)
@@ -79,7 +85,10 @@ public struct DeviceKeyStore: Sendable {
   public func publicKeyDER(create: Bool = true) throws(IdentityError) -> [UInt8] {
     let state = try openDirectory(create: false)
     if !create {
-      guard let state, try key(state) != nil else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
+      guard let state else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
+      let inTPM = try tpmPublicKeyDER(state) != nil
+      let inFile = try key(state) != nil
+      guard inTPM || inFile else { throw .keyUnreadable(path: privateKeyPath, errno: ENOENT) }
     }
     return try loadOrCreate(state).der
   }
@@ -88,6 +97,99 @@ public struct DeviceKeyStore: Sendable {
   public func keyExists() throws(IdentityError) -> Bool {
     guard let state = try openDirectory(create: false) else { return false }
     return try key(state) != nil
+  }
+
+  // MARK: - A key in the TPM (the TPM itself is used by fr-profile-journey, never here)
+
+  /// The TPM key file's bytes, nil when the identity is not in a TPM.
+  public func tpmKeyBlob() throws(IdentityError) -> [UInt8]? {
+    guard let state = try openDirectory(create: false) else { return nil }
+    return try mapped { () throws(StateDirectoryError) in try state.read(Self.tpmKeyName, requirement: Self.tpmKeyRequirement) }?.bytes
+  }
+
+  /// The TPM key's public key DER (SubjectPublicKeyInfo) from its blob; nil without one.
+  private func tpmPublicKeyDER(_ state: StateDirectory) throws(IdentityError) -> [UInt8]? {
+    guard let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.tpmKeyName, requirement: Self.tpmKeyRequirement) })
+    else { return nil }
+    guard let point = TPMPublicArea.point(keyFile: file.bytes),
+      let key = try? P256.Signing.PublicKey(rawRepresentation: point)
+    else { throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key") }
+    return Array(key.derRepresentation)
+  }
+
+  /// Makes the TPM key in `blob` (TPMKeys.TPMKeyBlob's file form, made by the caller in the
+  /// TPM) the identity: writes it as `device-key.tpm` (0600), keeps the file key as
+  /// `device-key.pem.<UTC time>.bak`, removes it and rewrites the public key cache. Under the
+  /// lock; a run killed half-way leaves the TPM key as the identity (it wins from the moment
+  /// it is written) and the old key in place or in its backup. Returns whether `blob` became
+  /// the identity (false: a concurrent run's TPM key already is) and the backup's path.
+  @discardableResult
+  public func adoptTPMKey(_ blob: [UInt8]) throws(IdentityError) -> (adopted: Bool, backup: String?) {
+    guard let point = TPMPublicArea.point(keyFile: blob), let key = try? P256.Signing.PublicKey(rawRepresentation: point) else {
+      throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key")
+    }
+    let state = try openDirectory(create: true)!
+    return try creating { () throws(StateDirectoryError) -> (adopted: Bool, backup: String?) in
+      let lock = try state.lock()
+      defer { withExtendedLifetime(lock) {} }
+      if try state.identity(of: Self.tpmKeyName, requirement: Self.tpmKeyRequirement) != nil { return (false, nil) }
+      _ = try state.write(Self.tpmKeyName, blob, mode: 0o600, replace: false)
+      var backup: String?
+      if try state.identity(of: Self.privateKeyName, requirement: Self.privateKeyRequirement) != nil {
+        let name = try Self.backUp(Self.privateKeyName, in: state)
+        try state.remove(Self.privateKeyName)
+        backup = state.filePath(name)
+      }
+      try? state.remove(Self.identifierName)
+      _ = try? state.write(Self.publicKeyName, Array(key.pemRepresentation.utf8), mode: 0o644, replace: true)
+      state.syncDirectory()
+      return (true, backup)
+    }
+  }
+
+  /// Replaces the identity key in the TPM with the TPM key in `blob` (made by the caller in the
+  /// TPM, as for `adoptTPMKey`): the reset of an identity that is in a TPM, which stays there.
+  /// Under the lock, the current blob is kept as `device-key.tpm.<UTC time>.bak` (a link: a
+  /// backup is never overwritten), then `blob` replaces it in one rename, so a run killed at
+  /// any point leaves the old key or the new one as the identity, never none. Returns the
+  /// backup's path. Throws `keyUnreadable` (ENOENT) when the identity is not in a TPM.
+  public func resetTPMKey(_ blob: [UInt8]) throws(IdentityError) -> String {
+    guard let point = TPMPublicArea.point(keyFile: blob), let key = try? P256.Signing.PublicKey(rawRepresentation: point) else {
+      throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key")
+    }
+    guard let state = try openDirectory(create: false) else { throw .keyUnreadable(path: tpmKeyPath, errno: ENOENT) }
+    let backup = try creating { () throws(StateDirectoryError) -> String? in
+      let lock = try state.lock()
+      defer { withExtendedLifetime(lock) {} }
+      guard try state.identity(of: Self.tpmKeyName, requirement: Self.tpmKeyRequirement) != nil else { return nil }
+      let name = try Self.backUp(Self.tpmKeyName, in: state)
+      // The commit point: the rename of the new blob over the old one.
+      try state.write(Self.tpmKeyName, blob, mode: 0o600, replace: true)
+      try? state.remove(Self.identifierName)
+      _ = try? state.write(Self.publicKeyName, Array(key.pemRepresentation.utf8), mode: 0o644, replace: true)
+      state.syncDirectory()
+      return state.filePath(name)
+    }
+    guard let backup else { throw .keyUnreadable(path: tpmKeyPath, errno: ENOENT) }
+    return backup
+  }
+
+  /// Links `name` as `<name>.<UTC time>.bak` (`-2`, `-3`, … when that exists: a backup is
+  /// never overwritten) and returns the backup's name. Under the lock.
+  private static func backUp(_ name: String, in state: StateDirectory) throws(StateDirectoryError) -> String {
+    let stamp = name + "." + utcStamp()
+    var backup = stamp + ".bak"
+    var attempt = 1
+    while true {
+      do throws(StateDirectoryError) {
+        try state.link(name, to: backup)
+        return backup
+      } catch {
+        guard case .exists = error, attempt < 100 else { throw error }
+        attempt += 1
+        backup = stamp + "-\(attempt).bak"
+      }
+    }
   }
 
   /// The public key as PEM ("-----BEGIN PUBLIC KEY-----"), creating the key pair on first use.
@@ -162,6 +264,7 @@ public struct DeviceKeyStore: Sendable {
 
   /// The verified public key DER; creates the key (and the directory) when there is none.
   private func loadOrCreate(_ existing: StateDirectory?) throws(IdentityError) -> (der: [UInt8], state: StateDirectory) {
+    if let existing, let der = try tpmPublicKeyDER(existing) { return (der, existing) }
     if let existing {
       if try pendingReset(existing) { try? recover(existing) }
       if try key(existing) != nil { return (try derive(existing).der, existing) }
@@ -231,12 +334,15 @@ public struct DeviceKeyStore: Sendable {
   /// Moves the current key aside as `device-key.pem.<UTC time>.bak` and makes a new one.
   /// Returns the backup's path (nil when there was no key). Atomic: the new key and cache are
   /// written as `*.next` and renamed into place; a crash leaves the old key or the new one.
+  /// An identity in a TPM is not reset here (a file key would not replace it): that throws
+  /// `keyInTPM`; make a new TPM key and pass it to `resetTPMKey`.
   @discardableResult
   public func reset() throws(IdentityError) -> String? {
     let state = try openDirectory(create: true)!
-    return try creating { () throws(StateDirectoryError) -> String? in
+    let outcome = try creating { () throws(StateDirectoryError) -> (inTPM: Bool, backup: String?) in
       let lock = try state.lock()
       defer { withExtendedLifetime(lock) {} }
+      if try state.identity(of: Self.tpmKeyName, requirement: Self.tpmKeyRequirement) != nil { return (true, nil) }
       clean(state)
       try? recoverLocked(state)
       let key = P256.Signing.PrivateKey()
@@ -245,29 +351,19 @@ public struct DeviceKeyStore: Sendable {
       guard try state.identity(of: Self.privateKeyName, requirement: Self.privateKeyRequirement) != nil else {
         try state.write(Self.privateKeyName, pem, mode: 0o600, replace: false)
         _ = try? state.write(Self.publicKeyName, Array(publicPEM(der).utf8), mode: 0o644, replace: true)
-        return nil
+        return (false, nil)
       }
       // The backup first (a link: an existing backup is never overwritten).
-      let stamp = Self.privateKeyName + "." + utcStamp()
-      var backup = stamp + ".bak"
-      var attempt = 1
-      while true {
-        do throws(StateDirectoryError) {
-          try state.link(Self.privateKeyName, to: backup)
-          break
-        } catch {
-          guard case .exists = error, attempt < 100 else { throw error }
-          attempt += 1
-          backup = stamp + "-\(attempt).bak"
-        }
-      }
+      let backup = try Self.backUp(Self.privateKeyName, in: state)
       try state.write(Self.nextPrivateKeyName, pem, mode: 0o600, replace: true)
       try state.write(Self.nextPublicKeyName, Array(publicPEM(der).utf8), mode: 0o644, replace: true)
       // The commit point: once the key is renamed, recovery rolls forward.
       try state.rename(Self.nextPrivateKeyName, to: Self.privateKeyName)
       try state.rename(Self.nextPublicKeyName, to: Self.publicKeyName)
-      return state.filePath(backup)
+      return (false, state.filePath(backup))
     }
+    if outcome.inTPM { throw .keyInTPM(path: tpmKeyPath) }
+    return outcome.backup
   }
 
   /// Whether a reset was interrupted (`*.next` files are present).

@@ -31,6 +31,9 @@ public enum IdentityError: Error, CustomStringConvertible, Equatable, Sendable {
   /// There is no key, but backups of earlier keys: an interrupted reset of an older version,
   /// or a deleted key. A new identity is not made behind the user's back.
   case keyMissing(path: String, backups: [String])
+  /// The identity key is in a TPM (`path`, its blob): a reset that makes a file key would not
+  /// replace it. `DeviceKeyStore.resetTPMKey` resets it.
+  case keyInTPM(path: String)
 
   public var description: String {
     switch self {
@@ -54,6 +57,7 @@ public enum IdentityError: Error, CustomStringConvertible, Equatable, Sendable {
     case .keyCorrupt(let path, let reason): "the device key \(path) is corrupt (\(reason))"
     case .keyMismatch(let path): "the public key cached beside \(path) does not belong to it"
     case .keyMissing(let path, let backups): "the device key \(path) is missing, but \(backups.count) backup(s) exist"
+    case .keyInTPM(let path): "the device key is in the TPM (\(path)): a file key would not replace it"
     }
   }
 }

@@ -1,0 +1,262 @@
+import Crypto
+import Journey
+import ProfileJSON
+import TPMKeys
+
+/// A bound key created inside a hardware key store (a TPM 2.0): the store keeps only the
+/// hardware-wrapped blob, useless on any other machine. For APPLICATION_PIN keys the PIN is the
+/// key's authorization value: the hardware checks it and its dictionary-attack lockout counts
+/// wrong PINs, on top of the software lock policy recorded here.
+public struct HardwareKey: Sendable, Equatable {
+  /// Which hardware store made it ("tpm").
+  public var store: String
+  /// The wrapped key (for a TPM: `TPMKeyBlob.bytes`).
+  public var blob: [UInt8]
+  /// Whether the key's authorization value is a PIN (APPLICATION_PIN).
+  public var pinProtected: Bool
+  /// The software lock policy of a PIN key (nil without a PIN).
+  public var lockPolicy: LockPolicy?
+
+  public init(store: String, blob: [UInt8], pinProtected: Bool, lockPolicy: LockPolicy?) {
+    self.store = store
+    self.blob = blob
+    self.pinProtected = pinProtected
+    self.lockPolicy = lockPolicy
+  }
+
+  var json: JSON {
+    var object: JSONObject = [
+      "protection": "hardware", "store": .string(store), "blob": .string(Base64URL.encode(blob)), "pin": .bool(pinProtected),
+    ]
+    if let lockPolicy { object["lockPolicy"] = .string(lockPolicy.description) }
+    return .object(object)
+  }
+
+  init?(json: JSON) {
+    guard let store = json["store"]?.stringValue, let text = json["blob"]?.stringValue, let blob = Base64URL.decode(text),
+      let pin = json["pin"]?.boolValue
+    else { return nil }
+    var lockPolicy: LockPolicy?
+    if let lockText = json["lockPolicy"]?.stringValue {
+      guard let parsed = try? LockPolicy(parsing: lockText) else { return nil }
+      lockPolicy = parsed
+    }
+    self.init(store: store, blob: blob, pinProtected: pin, lockPolicy: lockPolicy)
+  }
+}
+
+/// Why a hardware key store failed. Wrong PINs and lockouts become client errors (`Abort`);
+/// the other cases stop the command (the CLI gives each its exit code).
+public enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The hardware is not usable (no TPM at the TCTI, or it went away).
+  case unavailable(detail: String)
+  /// The key was made by other hardware: the state directory was copied from another machine
+  /// (or the TPM was cleared). Never replaced silently: bind again.
+  case foreignKey(detail: String)
+  /// Wrong authorization value (PIN); the hardware counted it.
+  case wrongAuthValue
+  /// The hardware's dictionary-attack lockout is active.
+  case lockout
+  case failed(detail: String)
+
+  public var description: String {
+    switch self {
+    case .unavailable(let detail): detail
+    case .foreignKey(let detail): detail
+    case .wrongAuthValue: "wrong PIN"
+    case .lockout: "the TPM is in dictionary-attack lockout after too many wrong PINs; wait for its recovery time"
+    case .failed(let detail): detail
+    }
+  }
+}
+
+/// A `UserKeyStore` whose keys can be made and used inside hardware. `DeviceBinder` creates
+/// new keys through `createKey` when `createsHardwareKeys`, and signs with keys whose material
+/// is `.hardware` through `sign`.
+public protocol HardwareUserKeyStore: UserKeyStore {
+  /// Whether new bindings create their key in hardware.
+  var createsHardwareKeys: Bool { get }
+  /// A new P-256 signing key, protected by `authValue` (empty: none).
+  func createKey(authValue: [UInt8]) throws(HardwareKeyError) -> (blob: [UInt8], publicKey: P256.Signing.PublicKey)
+  /// The public key of a stored key.
+  func publicKey(of key: HardwareKey) throws(HardwareKeyError) -> P256.Signing.PublicKey
+  /// ES256 over `message`: the raw 64-byte R‖S of ECDSA over its SHA-256.
+  func sign(_ message: [UInt8], with key: HardwareKey, authValue: [UInt8]) throws(HardwareKeyError) -> [UInt8]
+}
+
+/// Bound keys in a TPM 2.0 (over tpm2-tss): the records and TPM-wrapped blobs are kept by
+/// `records` (the file store in the state directory, with its safety), the keys live in the
+/// TPM at `tcti`.
+///
+///     let store = TPMUserKeyStore(records: try FileUserKeyStore(stateDirectory: dir),
+///                                 tcti: "device:/dev/tpmrm0")
+///     let binder = DeviceBinder(store: store, …)   // binds and signs in the TPM
+public final class TPMUserKeyStore: HardwareUserKeyStore {
+  /// Where records and blobs are kept.
+  public let backing: any UserKeyStore
+  /// tpm2-tss's TCTI loader string (`TPMConfiguration.tcti`).
+  public let tcti: String
+  public let createsHardwareKeys: Bool
+
+  /// `createInTPM: false` keeps using the TPM for keys already made there but creates new
+  /// keys as `records` does (`--key-store file`, or `auto` without a TPM).
+  public init(records: any UserKeyStore, tcti: String = TPMConfiguration.defaultTCTI, createInTPM: Bool = true) {
+    self.backing = records
+    self.tcti = tcti
+    self.createsHardwareKeys = createInTPM
+  }
+
+  /// Whether a TPM answers at `tcti` (what `--key-store auto` decides on).
+  public static func isUsable(tcti: String) -> Bool {
+    (try? TPMContext(tcti: tcti)) != nil
+  }
+
+  public var name: String { createsHardwareKeys ? "tpm" : backing.name }
+
+  public func records() throws(KeyStoreError) -> [UserKeyRecord] { try backing.records() }
+  public func key(kid: String) throws(KeyStoreError) -> StoredUserKey? { try backing.key(kid: kid) }
+  @discardableResult
+  public func bind(_ key: StoredUserKey) throws(KeyStoreError) -> [String] { try backing.bind(key) }
+  public func update<Result>(kid: String, _ change: (inout StoredUserKey) throws -> Result) throws -> Result? {
+    try backing.update(kid: kid, change)
+  }
+  @discardableResult
+  public func delete(kid: String) throws(KeyStoreError) -> Bool { try backing.delete(kid: kid) }
+
+  public func createKey(authValue: [UInt8]) throws(HardwareKeyError) -> (blob: [UInt8], publicKey: P256.Signing.PublicKey) {
+    do {
+      let blob = try TPMContext(tcti: tcti).createSigningKey(authValue: authValue)
+      return (blob.bytes, try TPMContext.publicKey(of: blob))
+    } catch {
+      throw Self.mapped(error, tcti: tcti)
+    }
+  }
+
+  public func publicKey(of key: HardwareKey) throws(HardwareKeyError) -> P256.Signing.PublicKey {
+    do { return try TPMContext.publicKey(of: TPMKeyBlob(bytes: key.blob)) } catch { throw Self.mapped(error, tcti: tcti) }
+  }
+
+  public func sign(_ message: [UInt8], with key: HardwareKey, authValue: [UInt8]) throws(HardwareKeyError) -> [UInt8] {
+    do {
+      let blob = try TPMKeyBlob(bytes: key.blob)
+      return try TPMContext(tcti: tcti).sign(message, with: blob, authValue: authValue)
+    } catch {
+      throw Self.mapped(error, tcti: tcti)
+    }
+  }
+
+  /// The binding-side form of a TPM failure.
+  public static func mapped(_ error: TPMError, tcti: String) -> HardwareKeyError {
+    switch error {
+    case .unavailable(let at, let detail):
+      .unavailable(detail: "no usable TPM at \(at.isEmpty ? tcti : at) (\(detail))")
+    case .foreignKey(let detail):
+      .foreignKey(detail: "the key was made by another TPM (\(detail)): was the state directory copied from another machine?")
+    case .authFailed: .wrongAuthValue
+    case .lockout: .lockout
+    case .corrupt(let reason): .failed(detail: "the TPM key blob is corrupt (\(reason))")
+    case .failed(let call, let detail): .failed(detail: "the TPM refused \(call): \(detail)")
+    }
+  }
+}
+
+extension DeviceBinder {
+  /// `bind` for a store that creates keys in hardware.
+  func bindInHardware(
+    _ request: DeviceBindingRequest, type: AuthenticationType, hardware: any HardwareUserKeyStore, deviceId: String, deadline: Double
+  ) throws -> BindingResult {
+    var pin: String?
+    switch type {
+    case .none: break
+    case .applicationPIN:
+      guard let pinSource else {
+        throw BindingFailure(.unsupported, "an APPLICATION_PIN key needs a PIN: pass --pin-file FILE or run on a terminal")
+      }
+      guard
+        let given = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
+      else { throw BindingFailure(.abort, "no PIN was given") }
+      if let problem = pinPolicy.violation(given) { throw BindingFailure(.abort, "the PIN does not meet the PIN policy: \(problem)") }
+      pin = given
+    case .biometricOnly, .biometricAllowFallback:
+      try verifyUser(type)
+    }
+    try checkDeadline(deadline)
+    let authValue = pin.map { Array($0.utf8) } ?? []
+    let (blob, publicKey) = try hardware.createKey(authValue: authValue)
+    let material = HardwareKey(store: hardware.name, blob: blob, pinProtected: pin != nil, lockPolicy: pin != nil ? lockPolicy : nil)
+
+    let kid = Self.randomUUID()
+    let seconds = Int(now())
+    let claims: [(String, JSON)] = [
+      ("sub", .string(request.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
+      ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
+      ("exp", .number(Double(seconds + request.timeout))), ("platform", "linux"),
+    ]
+    let jws = try hardwareJWS(claims: claims, publicKey: publicKey, kid: kid, includeJWK: true) { input in
+      try hardware.sign(input, with: material, authValue: authValue)
+    }
+    let record = UserKeyRecord(
+      kid: kid, userId: request.userId, username: request.username, authType: type, createdAt: Self.iso8601(seconds),
+      store: hardware.name, policies: policies)
+    var key = StoredUserKey(record: record, material: .hardware(material), publicKey: BindingJWS.coordinates(publicKey))
+    key.boundDeviceId = deviceId
+    try store.bind(key)
+    if Self.monotonicNow() > deadline {
+      try store.delete(kid: kid)
+      throw BindingFailure(.timeout, "binding took longer than the callback's \(request.timeout) s")
+    }
+    return BindingResult(jws: jws, kid: kid, deviceName: deviceName, deviceId: deviceId)
+  }
+
+  /// `sign` for a key kept in hardware: the PIN (if any) goes to the hardware as the key's
+  /// authorization value, counted by the software lock policy as for file keys.
+  func signInHardware(_ stored: StoredUserKey, key: HardwareKey, request: DeviceSigningRequest, deadline: Double) throws -> SigningResult {
+    let kid = stored.record.kid
+    guard let hardware = store as? any HardwareUserKeyStore else {
+      throw HardwareKeyError.unavailable(
+        detail:
+          "the key \(kid) is in the \(key.store.uppercased()), which this key store (\(store.name)) cannot use; it is never re-made as a file"
+      )
+    }
+    if !key.pinProtected { try verifyUser(stored.record.authType) }
+    let publicKey = try hardware.publicKey(of: key)
+    let seconds = Int(now())
+    var claims: [(String, JSON)] = [
+      ("sub", .string(stored.record.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
+      ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
+      ("exp", .number(Double(seconds + request.timeout))),
+    ]
+    claims += customClaims
+    let prompt = Self.promptText(request.title, request.description)
+    let jws = try hardwareJWS(claims: claims, publicKey: publicKey, kid: kid, includeJWK: false) { input in
+      guard key.pinProtected else { return try hardware.sign(input, with: key, authValue: []) }
+      return try unlockPIN(policy: key.lockPolicy ?? .none, kid: kid, prompt: prompt, deadline: deadline) {
+        (pin: String) throws -> [UInt8]? in
+        do {
+          return try hardware.sign(input, with: key, authValue: Array(pin.utf8))
+        } catch HardwareKeyError.wrongAuthValue {
+          return nil
+        }
+      }
+    }
+    return SigningResult(jws: jws, kid: kid)
+  }
+
+  private func hardwareJWS(
+    claims: [(String, JSON)], publicKey: P256.Signing.PublicKey, kid: String, includeJWK: Bool, signer: ([UInt8]) throws -> [UInt8]
+  ) throws -> String {
+    do {
+      return try BindingJWS.sign(claims: claims, publicKey: publicKey, kid: kid, includeJWK: includeJWK, signer: signer)
+    } catch HardwareKeyError.lockout {
+      throw BindingFailure(.abort, HardwareKeyError.lockout.description)
+    } catch let error as HardwareKeyError {
+      throw error
+    } catch let error as BindingFailure {
+      throw error
+    } catch let error as KeyStoreError {
+      throw error
+    } catch {
+      throw BindingFailure(includeJWK ? .unsupported : .abort, "cannot sign the JWS: \(error)")
+    }
+  }
+}

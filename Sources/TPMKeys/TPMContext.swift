@@ -1,0 +1,294 @@
+import CTSS2
+import Crypto
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Which TPM to talk to, in tpm2-tss's TCTI loader syntax: `device:/dev/tpmrm0` (the kernel's
+/// resource manager, the default), `swtpm:host=127.0.0.1,port=2321`, `mssim:…`, `cmd:…`.
+public enum TPMConfiguration {
+  /// The kernel's in-kernel resource manager.
+  public static let defaultTCTI = "device:/dev/tpmrm0"
+  /// The environment variable that chooses the TCTI when `--tcti` is not given.
+  public static let environmentVariable = "FR_PROFILE_TCTI"
+
+  /// `option`, else `$FR_PROFILE_TCTI`, else `defaultTCTI`.
+  public static func tcti(option: String?, environment: [String: String]) -> String {
+    if let option, !option.isEmpty { return option }
+    if let value = environment[environmentVariable], !value.isEmpty { return value }
+    return defaultTCTI
+  }
+}
+
+/// One connection to a TPM through ESAPI: the TCTI and the ESYS context, finalized on deinit.
+/// The only type that touches tpm2-tss pointers. Not shareable between threads (ESAPI is not
+/// thread-safe); each signing opens its own.
+public final class TPMContext {
+  public let tcti: String
+  private var tctiContext: OpaquePointer?
+  private var esys: OpaquePointer?
+
+  /// Connects to the TPM at `tcti` and checks that it answers (TPM2_GetRandom of 1 byte).
+  public init(tcti: String) throws(TPMError) {
+    self.tcti = tcti
+    // tpm2-tss logs every TPM error response to stderr; ours are mapped to TPMError and
+    // reported once, so its log stays off unless the user asks for it (TSS2_LOG=all+debug).
+    setenv("TSS2_LOG", "all+NONE", 0)
+    var loaded: OpaquePointer?
+    var rc = Tss2_TctiLdr_Initialize(tcti, &loaded)
+    guard rc == TSS2_RC_SUCCESS, let loaded else { throw .unavailable(tcti: tcti, detail: Self.decode(rc)) }
+    tctiContext = loaded
+    var context: OpaquePointer?
+    rc = Esys_Initialize(&context, loaded, nil)
+    guard rc == TSS2_RC_SUCCESS, let context else {
+      Tss2_TctiLdr_Finalize(&tctiContext)
+      throw .unavailable(tcti: tcti, detail: Self.decode(rc))
+    }
+    esys = context
+    var random: UnsafeMutablePointer<TPM2B_DIGEST>?
+    rc = Esys_GetRandom(context, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), 1, &random)
+    Esys_Free(random)
+    guard rc == TSS2_RC_SUCCESS else { throw .unavailable(tcti: tcti, detail: Self.decode(rc)) }
+  }
+
+  deinit {
+    if esys != nil { Esys_Finalize(&esys) }
+    if tctiContext != nil { Tss2_TctiLdr_Finalize(&tctiContext) }
+  }
+
+  // MARK: - The storage primary key
+
+  /// The parent of our keys: the persistent SRK at 0x81000001 when the TPM has one, else the
+  /// ECC SRK re-created from the standard template (the same key every time, from the owner
+  /// hierarchy's seed). Returns its handle and whether it must be flushed after use.
+  private func storagePrimary(preferPersistent: Bool) throws(TPMError) -> (ESYS_TR, TPMKeyBlob.Parent) {
+    if preferPersistent {
+      var handle = ESYS_TR(ESYS_TR_NONE)
+      let rc = Esys_TR_FromTPMPublic(
+        esys, frp_srk_persistent_handle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
+      if rc == TSS2_RC_SUCCESS { return (handle, .persistentSRK) }
+    }
+    var template = TPM2B_PUBLIC()
+    frp_srk_template(&template)
+    var sensitive = TPM2B_SENSITIVE_CREATE()
+    var outsideInfo = TPM2B_DATA()
+    var pcrs = TPML_PCR_SELECTION()
+    var handle = ESYS_TR(ESYS_TR_NONE)
+    let rc = Esys_CreatePrimary(
+      esys, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+      &sensitive, &template, &outsideInfo, &pcrs, &handle, nil, nil, nil, nil)
+    guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_CreatePrimary", rc) }
+    return (handle, .templateSRK)
+  }
+
+  private func release(_ handle: ESYS_TR, _ parent: TPMKeyBlob.Parent) {
+    var handle = handle
+    if parent == .templateSRK { _ = Esys_FlushContext(esys, handle) } else { _ = Esys_TR_Close(esys, &handle) }
+  }
+
+  private func withParent<T>(_ kind: TPMKeyBlob.Parent?, _ body: (ESYS_TR) throws(TPMError) -> T) throws(TPMError) -> (T, TPMKeyBlob.Parent)
+  {
+    let (handle, parent) = try storagePrimary(preferPersistent: kind != .templateSRK)
+    if let kind, kind != parent {
+      release(handle, parent)
+      throw .foreignKey(detail: "the key was made under the \(kind.rawValue) storage key, which this TPM does not have")
+    }
+    defer { release(handle, parent) }
+    return (try body(handle), parent)
+  }
+
+  // MARK: - Keys
+
+  /// Creates a P-256 signing key inside the TPM under the storage primary key; `authValue`
+  /// (a PIN's bytes, at most 32 after hashing) protects its use. Returns the wrapped blobs.
+  public func createSigningKey(authValue: [UInt8] = []) throws(TPMError) -> TPMKeyBlob {
+    let auth = Self.authDigest(authValue)
+    let ((publicBytes, privateBytes), parent) = try withParent(nil) { (parent) throws(TPMError) in
+      var template = TPM2B_PUBLIC()
+      frp_signing_template(&template)
+      var sensitive = TPM2B_SENSITIVE_CREATE()
+      Self.fill(&sensitive.sensitive.userAuth, auth)
+      var outsideInfo = TPM2B_DATA()
+      var pcrs = TPML_PCR_SELECTION()
+      var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
+      var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+      let rc = Esys_Create(
+        esys, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+        &sensitive, &template, &outsideInfo, &pcrs, &outPrivate, &outPublic, nil, nil, nil)
+      defer {
+        Esys_Free(outPrivate)
+        Esys_Free(outPublic)
+      }
+      guard rc == TSS2_RC_SUCCESS, let outPrivate, let outPublic else { throw Self.error("Esys_Create", rc) }
+      return (try Self.marshal(outPublic), try Self.marshal(outPrivate))
+    }
+    return TPMKeyBlob(parent: parent, publicArea: publicBytes, privateArea: privateBytes)
+  }
+
+  /// Signs the SHA-256 of `message` with the key in `blob` (loaded under its parent, flushed
+  /// afterwards). Returns the raw 64-byte R‖S, the form ES256 uses.
+  public func sign<Message: Sequence>(_ message: Message, with blob: TPMKeyBlob, authValue: [UInt8] = []) throws(TPMError) -> [UInt8]
+  where Message.Element == UInt8 {
+    let digest = Array(SHA256.hash(data: Array(message)))
+    let (signature, _) = try withParent(blob.parent) { (parent) throws(TPMError) in
+      let key = try load(blob, parent: parent)
+      defer { _ = Esys_FlushContext(esys, key) }
+      var auth = TPM2B_AUTH()
+      Self.fill(&auth, Self.authDigest(authValue))
+      var rc = Esys_TR_SetAuth(esys, key, &auth)
+      guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TR_SetAuth", rc) }
+      var toSign = TPM2B_DIGEST()
+      Self.fill(&toSign, digest)
+      var scheme = TPMT_SIG_SCHEME()
+      frp_ecdsa_scheme(&scheme)
+      var ticket = TPMT_TK_HASHCHECK()
+      frp_null_ticket(&ticket)
+      var result: UnsafeMutablePointer<TPMT_SIGNATURE>?
+      rc = Esys_Sign(esys, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &toSign, &scheme, &ticket, &result)
+      defer { Esys_Free(result) }
+      guard rc == TSS2_RC_SUCCESS, let result else { throw Self.error("Esys_Sign", rc) }
+      let ecdsa = result.pointee.signature.ecdsa
+      return Self.padded(ecdsa.signatureR) + Self.padded(ecdsa.signatureS)
+    }
+    return signature
+  }
+
+  /// Loads `blob` under this TPM's storage key: proves the key belongs to this TPM.
+  public func verifyLoads(_ blob: TPMKeyBlob) throws(TPMError) {
+    _ = try withParent(blob.parent) { (parent) throws(TPMError) in
+      let key = try load(blob, parent: parent)
+      _ = Esys_FlushContext(esys, key)
+    }
+  }
+
+  private func load(_ blob: TPMKeyBlob, parent: ESYS_TR) throws(TPMError) -> ESYS_TR {
+    var publicArea = try Self.unmarshalPublic(blob.publicArea)
+    var privateArea = try Self.unmarshalPrivate(blob.privateArea)
+    var handle = ESYS_TR(ESYS_TR_NONE)
+    let rc = Esys_Load(
+      esys, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &privateArea, &publicArea, &handle)
+    guard rc == TSS2_RC_SUCCESS else {
+      let base = frp_rc_base(rc)
+      // A private blob wrapped by another TPM's storage key fails the TPM's integrity check
+      // (or, when sizes differ, its size/value checks on the private parameter).
+      if base == frp_rc_integrity || base == 0x095 /* TPM2_RC_SIZE */ || base == 0x084 /* TPM2_RC_VALUE */ {
+        throw .foreignKey(detail: Self.decode(rc))
+      }
+      throw Self.error("Esys_Load", rc)
+    }
+    return handle
+  }
+
+  // MARK: - Dictionary-attack settings (tests, provisioning)
+
+  /// Sets the TPM's dictionary-attack parameters with the lockout hierarchy's (empty) auth.
+  public func setDictionaryAttackParameters(maxTries: UInt32, recoverySeconds: UInt32, lockoutRecoverySeconds: UInt32) throws(TPMError) {
+    let rc = Esys_DictionaryAttackParameters(
+      esys, ESYS_TR(ESYS_TR_RH_LOCKOUT), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+      maxTries, recoverySeconds, lockoutRecoverySeconds)
+    guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_DictionaryAttackParameters", rc) }
+  }
+
+  /// Makes the standard SRK persistent at 0x81000001 (what `tpm2_createprimary` +
+  /// `tpm2_evictcontrol` provisioning does); a no-op when one is there.
+  public func persistStorageKey() throws(TPMError) {
+    let (handle, parent) = try storagePrimary(preferPersistent: true)
+    defer { release(handle, parent) }
+    guard parent == .templateSRK else { return }
+    var persistent = ESYS_TR(ESYS_TR_NONE)
+    let rc = Esys_EvictControl(
+      esys, ESYS_TR(ESYS_TR_RH_OWNER), handle, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+      frp_srk_persistent_handle, &persistent)
+    guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_EvictControl", rc) }
+    _ = Esys_TR_Close(esys, &persistent)
+  }
+
+  // MARK: - Public keys
+
+  /// The public key of a blob as swift-crypto's type (its `derRepresentation` is the
+  /// SubjectPublicKeyInfo the identifier hashes).
+  public static func publicKey(of blob: TPMKeyBlob) throws(TPMError) -> P256.Signing.PublicKey {
+    var publicArea = try unmarshalPublic(blob.publicArea)
+    guard frp_is_signing_key(&publicArea) != 0 else { throw .corrupt(reason: "not a P-256 signing key") }
+    let point = publicArea.publicArea.unique.ecc
+    guard point.x.size <= 32, point.y.size <= 32 else { throw .corrupt(reason: "the public point is too long") }
+    do {
+      return try P256.Signing.PublicKey(x963Representation: [0x04] + padded(point.x) + padded(point.y))
+    } catch {
+      throw .corrupt(reason: "the public point is not on P-256")
+    }
+  }
+
+  // MARK: - Helpers
+
+  /// The authValue for a PIN: its SHA-256 (32 bytes, the nameAlg's digest size, the most a
+  /// TPM accepts), or empty for no PIN.
+  static func authDigest(_ value: [UInt8]) -> [UInt8] {
+    value.isEmpty ? [] : Array(SHA256.hash(data: value))
+  }
+
+  private static func fill<T>(_ buffer: inout T, _ bytes: [UInt8]) {
+    // Every TPM2B is { UINT16 size; BYTE buffer[N]; }.
+    withUnsafeMutableBytes(of: &buffer) { raw in
+      let count = min(bytes.count, raw.count - 2)
+      raw.storeBytes(of: UInt16(count), toByteOffset: 0, as: UInt16.self)
+      for index in 0..<count { raw[2 + index] = bytes[index] }
+    }
+  }
+
+  private static func padded(_ parameter: TPM2B_ECC_PARAMETER) -> [UInt8] {
+    var copy = parameter
+    let bytes = withUnsafeBytes(of: &copy.buffer) { Array($0.prefix(Int(parameter.size))) }
+    return [UInt8](repeating: 0, count: max(0, 32 - bytes.count)) + bytes.suffix(32)
+  }
+
+  private static func marshal(_ value: UnsafeMutablePointer<TPM2B_PUBLIC>) throws(TPMError) -> [UInt8] {
+    var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PUBLIC>.size)
+    var offset = 0
+    let rc = Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset)
+    guard rc == TSS2_RC_SUCCESS else { throw error("Tss2_MU_TPM2B_PUBLIC_Marshal", rc) }
+    return Array(buffer.prefix(offset))
+  }
+
+  private static func marshal(_ value: UnsafeMutablePointer<TPM2B_PRIVATE>) throws(TPMError) -> [UInt8] {
+    var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PRIVATE>.size)
+    var offset = 0
+    let rc = Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset)
+    guard rc == TSS2_RC_SUCCESS else { throw error("Tss2_MU_TPM2B_PRIVATE_Marshal", rc) }
+    return Array(buffer.prefix(offset))
+  }
+
+  static func unmarshalPublic(_ bytes: [UInt8]) throws(TPMError) -> TPM2B_PUBLIC {
+    var value = TPM2B_PUBLIC()
+    var offset = 0
+    let rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value)
+    guard rc == TSS2_RC_SUCCESS, offset == bytes.count else { throw .corrupt(reason: "the public area does not parse") }
+    return value
+  }
+
+  static func unmarshalPrivate(_ bytes: [UInt8]) throws(TPMError) -> TPM2B_PRIVATE {
+    var value = TPM2B_PRIVATE()
+    var offset = 0
+    let rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value)
+    guard rc == TSS2_RC_SUCCESS, offset == bytes.count else { throw .corrupt(reason: "the private area does not parse") }
+    return value
+  }
+
+  static func decode(_ rc: TSS2_RC) -> String {
+    guard let text = Tss2_RC_Decode(rc) else { return "0x" + String(rc, radix: 16) }
+    return String(cString: text) + " (0x" + String(rc, radix: 16) + ")"
+  }
+
+  static func error(_ call: String, _ rc: TSS2_RC) -> TPMError {
+    let base = frp_rc_base(rc)
+    if base == frp_rc_auth_fail || base == frp_rc_bad_auth { return .authFailed }
+    if base == frp_rc_lockout { return .lockout }
+    if rc & frp_rc_layer_mask != 0, rc & 0xFFFF == 0x000A /* TSS2_BASE_RC_IO_ERROR */ || rc & 0xFFFF == 0x0015 /* NO_CONNECTION */ {
+      return .unavailable(tcti: "", detail: decode(rc))
+    }
+    return .failed(call: call, detail: decode(rc))
+  }
+}

@@ -1,0 +1,29 @@
+/// Why a TPM operation failed. The CLI maps each case to a message and an exit code.
+public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// No TPM answers at `tcti` (no device, swtpm not running, no TCTI library): the TPM is not
+  /// usable here. `detail` is tpm2-tss's decoded response code.
+  case unavailable(tcti: String, detail: String)
+  /// The key blob does not belong to this TPM (its parent, the storage key, is another TPM's):
+  /// the state directory came from another machine, or the TPM was cleared.
+  case foreignKey(detail: String)
+  /// The authorization value (the PIN) was wrong; the TPM counted a failure.
+  case authFailed
+  /// The TPM's dictionary-attack protection is in lockout: no key that counts failures can be
+  /// used until its recovery time passes (or the owner resets it with the lockout auth).
+  case lockout
+  /// A stored blob does not parse or is not a P-256 signing key.
+  case corrupt(reason: String)
+  /// Any other TPM or tpm2-tss failure: the ESAPI call and the decoded response code.
+  case failed(call: String, detail: String)
+
+  public var description: String {
+    switch self {
+    case .unavailable(let tcti, let detail): "no usable TPM at \(tcti) (\(detail))"
+    case .foreignKey(let detail): "the key was not made by this TPM (\(detail))"
+    case .authFailed: "the TPM refused the key's authorization value (wrong PIN)"
+    case .lockout: "the TPM is in dictionary-attack lockout after too many wrong authorization values"
+    case .corrupt(let reason): "the TPM key blob is corrupt (\(reason))"
+    case .failed(let call, let detail): "\(call) failed: \(detail)"
+    }
+  }
+}

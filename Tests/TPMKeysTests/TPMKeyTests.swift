@@ -1,0 +1,139 @@
+import Crypto
+import Glibc
+import TPMKeys
+import Testing
+
+/// Keys in a real TPM protocol implementation: each test starts its own swtpm.
+@Suite("TPM keys against swtpm")
+struct TPMKeyTests {
+  @Test func createdKeySignsAndSwiftCryptoVerifies() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let context = try TPMContext(tcti: tpm.tcti)
+    let blob = try context.createSigningKey()
+    let publicKey = try TPMContext.publicKey(of: blob)
+    let message = Array("header.payload".utf8)
+    let raw = try context.sign(message, with: blob)
+    #expect(raw.count == 64)
+    let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
+    #expect(publicKey.isValidSignature(signature, for: SHA256.hash(data: message)))
+    #expect(!publicKey.isValidSignature(signature, for: SHA256.hash(data: Array("header.other".utf8))))
+  }
+
+  @Test func blobRoundTripsThroughItsFileForm() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let context = try TPMContext(tcti: tpm.tcti)
+    let blob = try context.createSigningKey()
+    let reread = try TPMKeyBlob(bytes: blob.bytes)
+    #expect(reread == blob)
+    // A second connection (another process would do the same) signs with the re-read blob.
+    let raw = try TPMContext(tcti: tpm.tcti).sign([1, 2, 3], with: reread)
+    let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
+    #expect(try TPMContext.publicKey(of: blob).isValidSignature(signature, for: SHA256.hash(data: [1, 2, 3] as [UInt8])))
+  }
+
+  @Test func publicKeyIsTheSubjectPublicKeyInfoTheIdentifierHashes() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let blob = try TPMContext(tcti: tpm.tcti).createSigningKey()
+    let der = Array(try TPMContext.publicKey(of: blob).derRepresentation)
+    // SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING 04‖X‖Y }: 91 bytes.
+    #expect(der.count == 91)
+    #expect(der.starts(with: [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]))
+    #expect(try P256.Signing.PublicKey(derRepresentation: der).rawRepresentation == TPMContext.publicKey(of: blob).rawRepresentation)
+  }
+
+  @Test func keyFromAnotherTPMFailsToLoadAsForeign() throws {
+    let first = try SWTPM()
+    defer {
+      first.stop()
+      first.removeState()
+    }
+    let second = try SWTPM()
+    defer {
+      second.stop()
+      second.removeState()
+    }
+    let blob = try TPMContext(tcti: first.tcti).createSigningKey()
+    let other = try TPMContext(tcti: second.tcti)
+    #expect(throws: TPMError.self) { try other.verifyLoads(blob) }
+    do {
+      _ = try other.sign([1], with: blob)
+      Issue.record("a key of another TPM signed")
+    } catch {
+      guard case .foreignKey = error else {
+        Issue.record("expected foreignKey, got \(error)")
+        return
+      }
+    }
+  }
+
+  @Test func persistentSRKIsUsedWhenPresent() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let context = try TPMContext(tcti: tpm.tcti)
+    let before = try context.createSigningKey()
+    #expect(before.parent == .templateSRK)
+    try context.persistStorageKey()
+    let after = try context.createSigningKey()
+    #expect(after.parent == .persistentSRK)
+    // Both still sign: each loads under the storage key it was made under.
+    _ = try context.sign([1], with: before)
+    _ = try context.sign([1], with: after)
+  }
+
+  @Test func authValueIsRequiredAndWrongValuesReachTheLockout() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let context = try TPMContext(tcti: tpm.tcti)
+    try context.setDictionaryAttackParameters(maxTries: 3, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+    let pin = Array("482916".utf8)
+    let blob = try context.createSigningKey(authValue: pin)
+    _ = try context.sign([1], with: blob, authValue: pin)
+    #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("000000".utf8)) }
+    #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("111111".utf8)) }
+    #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("222222".utf8)) }
+    // maxTries reached: even the right PIN is refused by the TPM now.
+    #expect(throws: TPMError.lockout) { try context.sign([1], with: blob, authValue: pin) }
+  }
+
+  @Test func noTPMAtTheTCTIIsUnavailable() throws {
+    #expect(throws: TPMError.self) { try TPMContext(tcti: "swtpm:host=127.0.0.1,port=1") }
+    do {
+      _ = try TPMContext(tcti: "device:/nonexistent/tpmrm0")
+      Issue.record("a missing device opened")
+    } catch {
+      guard case .unavailable = error else {
+        Issue.record("expected unavailable, got \(error)")
+        return
+      }
+    }
+  }
+
+  @Test func corruptBlobsAreRejectedBeforeTheTPM() {
+    #expect(throws: TPMError.self) { try TPMKeyBlob(bytes: Array("FRPTPM1\n".utf8) + [1, 0, 9, 1]) }
+    #expect(throws: TPMError.self) { try TPMKeyBlob(bytes: Array("-----BEGIN PRIVATE KEY-----".utf8)) }
+  }
+
+  @Test func tctiComesFromTheOptionThenTheEnvironmentThenTheDefault() {
+    #expect(TPMConfiguration.tcti(option: "swtpm:port=1", environment: ["FR_PROFILE_TCTI": "mssim"]) == "swtpm:port=1")
+    #expect(TPMConfiguration.tcti(option: nil, environment: ["FR_PROFILE_TCTI": "mssim"]) == "mssim")
+    #expect(TPMConfiguration.tcti(option: nil, environment: [:]) == "device:/dev/tpmrm0")
+  }
+}
