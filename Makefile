@@ -52,7 +52,17 @@ RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --stat
   -Xlinker --section-ordering-file=$(CURDIR)/bench/collect-order.txt
 
 .PHONY: run test build release install install-files man completions docs deb check-deb bench deps-build \
-  deps-test deps-bench deps-docs deps-deb deps-deb-test clean
+  deps-test deps-bench deps-docs deps-deb deps-deb-test clean \
+  fuzz fuzz-build fuzz-replay-corpus
+
+# In-process libFuzzer targets (README "Fuzzing"): `make fuzz` runs each for FUZZ_SECONDS;
+# `make test` replays the seed corpus and runs each for FUZZ_TEST_SECONDS.
+FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer
+FUZZ_SECONDS ?= 600
+FUZZ_TEST_SECONDS ?= 20
+# lld (shipped with the toolchain): gold fails on these binaries' debug info.
+FUZZ_FLAGS := -c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+  -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
 
 define ensure_packages
 	@missing=""; for p in $(1); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -104,7 +114,19 @@ build: deps-build
 test: deps-test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) fuzz-replay-corpus
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 	$(MAKE) check-deb
+
+# Every seed and every past crash through each target, without sanitizers (the debug build).
+fuzz-replay-corpus:
+	@bin=$$($(SWIFT) build --show-bin-path); for t in $(FUZZ_TARGETS); do "$$bin/$$t" Fuzz/Corpus/$$t || exit 1; done
+
+fuzz-build: deps-build
+	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product $$t || exit 1; done
+
+fuzz: fuzz-build
+	Fuzz/run.sh $(FUZZ_SECONDS) "$$($(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_TARGETS)
 
 install: release docs install-files
 

@@ -154,5 +154,25 @@ let package = Package(
       name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"])]
     ),
+    // In-process libFuzzer targets (README "Fuzzing", `make fuzz`). Built as usual they replay
+    // the files they are given (the seed corpus, past crashes) in `make test`; built with
+    // -DFUZZING -sanitize=fuzzer,address, libFuzzer drives them.
+    .target(name: "FuzzDriver", path: "Fuzz/Driver"),
+    .target(name: "FuzzSupport", dependencies: ["FuzzDriver"], path: "Fuzz/Support"),
+    .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "ProfileJSON"], path: "Fuzz/JSON"),
+    .executableTarget(
+      name: "fuzz-replay", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"], path: "Fuzz/Replay"),
+    .executableTarget(
+      name: "fuzz-stored-reader", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"],
+      path: "Fuzz/StoredReader"),
+    .executableTarget(
+      name: "fuzz-device-matcher", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"],
+      path: "Fuzz/DeviceMatcher"),
+    .executableTarget(
+      name: "fuzz-journey-step", dependencies: ["FuzzSupport", "Journey", "ProfileJSON"], path: "Fuzz/JourneyStep"),
+    .executableTarget(
+      name: "fuzz-callback-answerer",
+      dependencies: ["FuzzSupport", "Collectors", "Journey", "JourneyProfiler", "ProfileJSON"],
+      path: "Fuzz/CallbackAnswerer"),
   ]
 )

@@ -5,7 +5,9 @@
 #   fr-profile match --each --summary --config match-config.json STORED.jsonl INCOMING
 #
 # Usage: bench/match-bench.sh [COUNT] [RUNS]     (defaults: 100000 profiles, 5 runs; best run reported)
-# Environment: FR_PROFILE (a prebuilt binary; default: swift build -c release), BENCH_OUT (bench/out).
+# Environment: FR_PROFILE (a prebuilt binary; default: swift build -c release), BENCH_OUT (bench/out),
+# DEVICE_MATCH_SCRIPT (the device-match script's dist/script.js, outside this repository: when set,
+# node replays the same file right after, best of RUNS, and the ratio is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count="${1:-100000}"
@@ -45,3 +47,17 @@ awk -v n="$count" -v s="$best_seconds" -v r="$best_rss" -v b="$bytes" 'BEGIN {
   printf "fr-profile match --each --summary: %d profiles (%.0f bytes each) in %.3f s (best run, wall)\n", n, b / n, s
   printf "throughput: %.0f profiles/s (%.0f MB/s); peak RSS (max over runs): %.1f MiB\n", n / s, b / s / 1e6, r / 1024
 }'
+
+if [[ -n "${DEVICE_MATCH_SCRIPT:-}" ]]; then
+  node_best=""
+  for run in $(seq 1 "$runs"); do
+    rate=$(DEVICE_MATCH_SCRIPT="$DEVICE_MATCH_SCRIPT" node bench/match-node.js "$out/stored.jsonl" "$out/incoming.json" \
+      match-config.json | awk '/profiles\/s/ { print $(NF - 1) }')
+    echo "node run $run: $rate profiles/s" >&2
+    if [[ -z "$node_best" ]] || (( rate > node_best )); then node_best=$rate; fi
+  done
+  awk -v n="$count" -v s="$best_seconds" -v r="$node_best" 'BEGIN {
+    if (s <= 0) s = 0.005
+    printf "node (same run, best of runs): %d profiles/s; fr-profile / node: %.1fx\n", r, n / s / r
+  }'
+fi

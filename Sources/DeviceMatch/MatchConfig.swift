@@ -54,7 +54,8 @@ public struct MatchConfig: Sendable, Equatable {
         guard case .bool(let bool) = value else { throw .wrongType(key: key, expected: "true or false") }
         matchLocation = bool
       default:
-        throw .unknownKey(key, suggestion: MatchConfig.nearestKey(to: key))
+        // Edit distance on a prefix: a hostile multi-megabyte key costs no more than a long one.
+        throw .unknownKey(key, suggestion: MatchConfig.nearestKey(to: String(key.unicodeScalars.prefix(64))))
       }
     }
   }
@@ -107,9 +108,32 @@ public enum MatchConfigError: Error, Equatable, CustomStringConvertible {
     case .notAnObject:
       "the match config must be a JSON object with keys \(MatchConfig.keys.joined(separator: ", "))"
     case .unknownKey(let key, let suggestion):
-      "unknown match config key '\(key)'; did you mean '\(suggestion)'? (valid keys: \(MatchConfig.keys.joined(separator: ", ")))"
+      "unknown match config key '\(Self.shown(key))'; did you mean '\(suggestion)'? (valid keys: \(MatchConfig.keys.joined(separator: ", ")))"
     case .wrongType(let key, let expected):
       "match config key '\(key)' must be \(expected)"
     }
+  }
+
+  /// Longest name echoed in a message, in characters.
+  public static let maxShownCharacters = 64
+
+  /// `name` as messages echo it: control characters escaped (nothing a config holds can
+  /// drive the terminal), and cut to `maxShownCharacters` with its full length noted.
+  public static func shown(_ name: String) -> String {
+    var text = ""
+    var shown = 0
+    for scalar in name.unicodeScalars {
+      if shown == maxShownCharacters {
+        return text + "… (\(name.utf8.count) bytes)"
+      }
+      if scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0) {
+        text += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+          + String(scalar.value, radix: 16)
+      } else {
+        text.unicodeScalars.append(scalar)
+      }
+      shown += 1
+    }
+    return text
   }
 }

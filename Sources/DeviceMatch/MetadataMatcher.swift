@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 import ProfileJSON
 
 /// One leaf where the stored and incoming metadata differ.
@@ -193,15 +200,19 @@ public struct MetadataMatcher: Sendable {
   }
 }
 
-/// `attrWeights` lookups by exact key (code units).
+/// `attrWeights` lookups by exact key (code units): the one weights table, used by the
+/// reference walk (by `String`) and the replay fast path (by raw key bytes).
 struct Weights: Sendable {
   let members: [(key: String, weight: Double)]
   let index: [String: Double]?
+  /// Each member's key as UTF-8, for lookups by bytes.
+  let utf8Keys: [[UInt8]]
 
   init(_ object: JSONObject) {
     members = object.members.map { member in
       if case .number(let number) = member.value { (member.key, number) } else { (member.key, 1) }
     }
+    utf8Keys = members.map { Array($0.key.utf8) }
     // A hash index when no two keys are canonically equivalent (Swift's == would merge them).
     var built: [String: Double] = [:]
     var usable = true
@@ -216,6 +227,18 @@ struct Weights: Sendable {
     // A hash miss means no canonically equivalent key, so certainly no identical one.
     if let index, index[key] == nil { return 1 }
     return members.first { sameCodeUnits($0.key, key) }?.weight ?? 1
+  }
+
+  /// The weight of the key whose UTF-8 bytes are `count` bytes at `key` (1 when absent).
+  /// The first member with those bytes wins, as in `weight(_:)` (the parser keeps keys unique).
+  @inline(__always)
+  func weight(utf8 key: UnsafePointer<UInt8>, count: Int) -> Double {
+    for (position, bytes) in utf8Keys.enumerated() where bytes.count == count {
+      if count == 0 || bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key, count) }) == 0 {
+        return members[position].weight
+      }
+    }
+    return 1
   }
 }
 

@@ -4,6 +4,10 @@
 /// Collectors build profiles with literals (`["cpu": 4, "manufacturer": "Dell Inc."]`); there is
 /// deliberately no `nil` literal: `nil` must mean "absent" (Optional), never JSON `null`.
 /// the matcher reads stored and incoming profiles into the same type.
+///
+/// Equality is JavaScript's: strings and keys are equal when their code units are (`"é"` is
+/// not `"e\u{301}"`, though Swift's `String ==` says so), numbers compare as doubles (`NaN`
+/// differs from itself, `0 == -0`), and objects are equal when their members are, in order.
 public enum JSON: Sendable, Equatable {
   case null
   case bool(Bool)
@@ -11,6 +15,18 @@ public enum JSON: Sendable, Equatable {
   case string(String)
   case array([JSON])
   case object(JSONObject)
+
+  public static func == (lhs: JSON, rhs: JSON) -> Bool {
+    switch (lhs, rhs) {
+    case (.null, .null): true
+    case (.bool(let a), .bool(let b)): a == b
+    case (.number(let a), .number(let b)): a == b
+    case (.string(let a), .string(let b)): sameCodeUnits(a, b)
+    case (.array(let a), .array(let b)): a == b
+    case (.object(let a), .object(let b)): a == b
+    default: false
+    }
+  }
 }
 
 /// A JSON object whose members keep the order they were added or parsed in.
@@ -27,14 +43,15 @@ public struct JSONObject: Sendable, Equatable {
   public var keys: [String] { members.map(\.key) }
 
   /// The member's value, `nil` when absent. Setting `nil` removes the member; setting a
-  /// new key appends it, setting an existing key replaces its value in place.
+  /// new key appends it, setting an existing key replaces its value in place. Keys match by
+  /// code units, as in JavaScript.
   public subscript(key: String) -> JSON? {
     get {
-      for member in members where member.key == key { return member.value }
+      for member in members where sameCodeUnits(member.key, key) { return member.value }
       return nil
     }
     set {
-      if let index = members.firstIndex(where: { $0.key == key }) {
+      if let index = members.firstIndex(where: { sameCodeUnits($0.key, key) }) {
         if let newValue { members[index].value = newValue } else { members.remove(at: index) }
       } else if let newValue {
         members.append((key, newValue))
@@ -44,7 +61,7 @@ public struct JSONObject: Sendable, Equatable {
 
   public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
     lhs.members.count == rhs.members.count
-      && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+      && zip(lhs.members, rhs.members).allSatisfy { sameCodeUnits($0.key, $1.key) && $0.value == $1.value }
   }
 }
 

@@ -34,17 +34,24 @@ extension FRProfile {
         CONFIG: --config FILE, else the first of: $FR_PROFILE_MATCH_CONFIG; \
         ./match-config.json; match-config.json at the root of the checkout the binary was \
         built in; <prefix>/share/fr-profile/match-config.json next to an installed binary; \
-        /etc/fr-profile/match-config.json. If none exists the command stops with exit code 2 \
+        /etc/fr-profile/match-config.json. If none exists the command stops with exit code 78 \
         rather than silently using other settings; --script-defaults uses the script's own \
         defaults ({} weights, maxUnmatchedAttrs 0, allowedRadius 100) instead.
+
+        LIMITS: one profile (INCOMING, or one stored entry) may be at most 16 MiB; a larger \
+        stored entry is skipped with a warning, a larger INCOMING is an error (65). A config \
+        may be at most 1 MiB.
 
         EXIT CODES:
           0   true
           1   false
           3   unknownDevice
-          2   the script would throw (e.g. a location is missing), or a file or
-              the config cannot be read
+          2   the script would throw (e.g. a location is missing)
           64  usage error
+          65  INCOMING is larger than 16 MiB
+          66  a file cannot be read
+          74  the output cannot be written (e.g. a full disk)
+          78  no usable match config (missing, not JSON, unknown key, too large)
         With --each or --summary the exit code is still the script's answer: the first stored \
         profile with the incoming identifier decides.
 
@@ -89,15 +96,24 @@ extension FRProfile {
     }
 
     func run() throws {
+      try reportingFailures { try execute() }
+    }
+
+    func execute() throws {
       let (matchConfig, configSource) = try loadConfig()
       let matcher = DeviceMatcher(config: matchConfig)
       for key in matchConfig.nonNumericWeights {
-        warn("\(configSource): attrWeights.\(key) is not a number; the script counts it as 1")
+        warn("\(configSource): attrWeights.\(MatchConfigError.shown(key)) is not a number; the script counts it as 1")
       }
 
       // INCOMING: one profile; unreadable text gives unknownDevice, as in the script.
       let incomingName = incoming == "-" ? "<stdin>" : incoming
-      let incomingBytes = try readWhole(incoming, name: incomingName)
+      let incomingBytes = try readWhole(incoming, name: incomingName, limit: ProfileLimits.maxProfileBytes) {
+        Failure(
+          code: 65,
+          "\(incomingName) is larger than \(ProfileLimits.maxProfileBytes >> 20) MiB, the limit for one profile "
+            + "(a device profile is a few KB)")
+      }
       var incomingProfile: JSON?
       switch ProfileText.parse(incomingBytes) {
       case .success(let value): incomingProfile = value
@@ -113,14 +129,29 @@ extension FRProfile {
         fileDescriptor: fd, jsonLinesHint: lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson"))
 
       var output = Output(json: json)
-      let replay = Replay(
-        matcher: matcher, incoming: incomingProfile, each: each || summary, summary: summary, configSource: configSource)
-      let report = try replay.run(reader: reader, storedName: storedName, output: &output)
-      output.flush()
+      var engine = ReplayEngine(
+        matcher: matcher, incoming: incomingProfile, each: each || summary, summary: summary,
+        workers: Self.environmentNumber("FR_PROFILE_MATCH_WORKERS"), warn: warn)
+      if let blockSize = Self.environmentNumber("FR_PROFILE_MATCH_BLOCK") { engine.blockSize = blockSize }
+      let report = try engine.run(reader: reader, storedName: storedName) { result, source, index in
+        try output.result(result, source: source, index: index, config: configSource, incoming: incomingProfile)
+      }
+      if summary {
+        try output.summary(report.totals, decision: report.decision, decisionSource: report.decisionSource)
+      }
+      try output.flush()
       if let error = report.decision.error, report.decision.outcome == .error {
         warn("\(error)")
       }
       throw ExitCode(Self.exitCode(for: report.decision.outcome))
+    }
+
+    /// A positive number from the environment: FR_PROFILE_MATCH_WORKERS (parallel summary
+    /// workers) and FR_PROFILE_MATCH_BLOCK (bytes per worker block) let tests pin the
+    /// parallel split; neither changes any result.
+    static func environmentNumber(_ name: String) -> Int? {
+      guard let text = getenv(name), let value = Int(String(cString: text)), value > 0 else { return nil }
+      return value
     }
 
     static func exitCode(for outcome: Outcome) -> Int32 {
@@ -142,23 +173,30 @@ extension FRProfile {
       } else {
         let candidates = Self.defaultConfigCandidates()
         guard let found = candidates.first(where: { access($0, R_OK) == 0 }) else {
-          fail(
+          throw Failure(
+            code: 78,
             "no match config found (looked for: \(candidates.joined(separator: ", "))). "
               + "Pass --config FILE, or --script-defaults for the script's own defaults.")
         }
         path = found
       }
-      let bytes = try readWhole(path, name: path)
+      // A config is a few hundred bytes; the cap keeps a hostile one from costing minutes.
+      let bytes = try readWhole(path, name: path, limit: ProfileLimits.maxConfigBytes) {
+        Failure(
+          code: 78,
+          "\(path) is larger than \(ProfileLimits.maxConfigBytes >> 20) MiB, the limit for a match config "
+            + "(a config is a few hundred bytes)")
+      }
       let value: JSON
       do {
         value = try JSONParser.parse(bytes)
       } catch {
-        fail("\(path):\(error.line):\(error.column): \(error.message)")
+        throw Failure(code: 78, "\(path):\(error.line):\(error.column): \(error.message)")
       }
       do {
         return (try MatchConfig(json: value), path)
       } catch {
-        fail("\(path): \(error)")
+        throw Failure(code: 78, "\(path): \(error)")
       }
     }
 
@@ -200,20 +238,19 @@ extension FRProfile {
 
     func open(_ path: String, name: String) throws -> Int32 {
       if path == "-" { return 0 }
-      let fd = Glibc.open(path, O_RDONLY)
-      if fd < 0 { fail("cannot read \(name): \(String(cString: strerror(errno)))") }
+      let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+      if fd < 0 { throw Failure(code: 66, "cannot read \(name): \(String(cString: strerror(errno))).") }
       return fd
     }
 
-    func readWhole(_ path: String, name: String) throws -> [UInt8] {
+    /// The whole file, at most `limit` bytes; `tooLarge` is the failure beyond that.
+    func readWhole(_ path: String, name: String, limit: Int, tooLarge: () -> Failure) throws -> [UInt8] {
       let fd = try open(path, name: name)
       defer { if fd != 0 { close(fd) } }
-      guard let bytes = readAll(fd, limit: StoredProfileReader.maxEntryBytes + 1) else {
-        fail("cannot read \(name): \(String(cString: strerror(errno)))")
+      guard let bytes = readAll(fd, limit: limit + 1) else {
+        throw Failure(code: 66, "cannot read \(name): \(String(cString: strerror(errno))).")
       }
-      if bytes.count > StoredProfileReader.maxEntryBytes {
-        fail("\(name) is larger than \(StoredProfileReader.maxEntryBytes >> 20) MiB; a profile is a few KB")
-      }
+      if bytes.count > limit { throw tooLarge() }
       return bytes
     }
   }
@@ -222,10 +259,4 @@ extension FRProfile {
 /// Prints a warning on standard error.
 func warn(_ message: String) {
   writeStandardError("fr-profile: warning: \(message)\n")
-}
-
-/// Prints an error on standard error and exits with code 2.
-func fail(_ message: String) -> Never {
-  writeStandardError("fr-profile: error: \(message)\n")
-  exit(2)
 }

@@ -3,6 +3,7 @@
 #elseif canImport(Musl)
   import Musl
 #endif
+import Collectors
 import DeviceMatch
 import ProfileCLI
 import ProfileJSON
@@ -17,30 +18,28 @@ struct Output {
     buffer.reserveCapacity(1 << 16)
   }
 
-  mutating func write(_ text: String) {
+  mutating func write(_ text: String) throws {
     buffer.append(contentsOf: text.utf8)
-    if buffer.count > 1 << 16 { flush() }
+    if buffer.count > 1 << 16 { try flush() }
   }
 
-  mutating func flush() {
-    buffer.withUnsafeBytes { bytes in
-      var done = 0
-      while done < bytes.count {
-        let count = Glibc.write(1, bytes.baseAddress! + done, bytes.count - done)
-        if count <= 0 { if errno == EINTR { continue } else { break } }
-        done += count
-      }
+  /// Writes what is buffered through the one write loop (`writeAll`); a failed write (a full
+  /// disk, a closed pipe) is an I/O error, exit 74, never a silent loss.
+  mutating func flush() throws {
+    guard !buffer.isEmpty else { return }
+    guard writeAll(1, buffer) else {
+      throw Failure(code: 74, "cannot write to standard output: \(String(cString: strerror(errno))).")
     }
     buffer.removeAll(keepingCapacity: true)
   }
 
   // MARK: One result
 
-  mutating func result(_ result: MatchResult, source: String?, index: Int?, config: String, incoming: JSON?) {
+  mutating func result(_ result: MatchResult, source: String?, index: Int?, config: String, incoming: JSON?) throws {
     if json {
-      write(JSONWriter.compact(Self.json(result, source: source, index: index, config: config)) + "\n")
+      try write(JSONWriter.compact(Self.json(result, source: source, index: index, config: config)) + "\n")
     } else {
-      write(Self.text(result, source: source, index: index, config: config, incoming: incoming))
+      try write(Self.text(result, source: source, index: index, config: config, incoming: incoming))
     }
   }
 
@@ -131,11 +130,10 @@ struct Output {
 
   // MARK: Summary
 
-  mutating func summary(_ totals: Totals, decision: MatchResult, decisionSource: String?) {
-    let ranked = totals.keyOrder.enumerated().sorted { a, b in
-      let (x, y) = (totals.keys[a.element]!, totals.keys[b.element]!)
-      return x != y ? x > y : a.offset < b.offset
-    }.map(\.element)
+  /// The `--summary` report. Keys with equal counts are listed in code-unit order of their
+  /// names (`ReplayTotals.rankedKeys`), so the output is the same for any number of workers.
+  mutating func summary(_ totals: ReplayTotals, decision: MatchResult, decisionSource: String?) throws {
+    let ranked = totals.rankedKeys
     let compared = totals.compared
     func share(_ count: Int) -> Double { compared == 0 ? 0 : Double(count) / Double(compared) }
     if json {
@@ -145,16 +143,18 @@ struct Output {
       ]
       for outcome in Outcome.allCases { object[outcome.rawValue + "Count"] = .number(Double(totals.outcomes[outcome] ?? 0)) }
       object["compared"] = .number(Double(compared))
+      object["oversize"] = .number(Double(totals.oversize))
       object["mismatchedKeys"] = .array(
-        ranked.map { key in
-          ["key": .string(key), "count": .number(Double(totals.keys[key]!)), "share": .number(share(totals.keys[key]!))]
+        ranked.map { entry in
+          ["key": .string(entry.key), "count": .number(Double(entry.count)), "share": .number(share(entry.count))]
         })
       if let decisionSource { object["decidedBy"] = .string(decisionSource) }
-      write(JSONWriter.compact(.object(object)) + "\n")
+      try write(JSONWriter.compact(.object(object)) + "\n")
       return
     }
     var lines = [
-      "stored profiles: \(totals.read) read, \(totals.skipped) skipped (not JSON)",
+      "stored profiles: \(totals.read) read, \(totals.skipped) skipped ("
+        + (totals.oversize > 0 ? "\(totals.oversize) over the size limit, the rest not JSON)" : "not JSON)"),
       Outcome.allCases.map { "\($0.rawValue): \(totals.outcomes[$0] ?? 0)" }.joined(separator: "  "),
       "script outcome: \(decision.outcome.rawValue)" + (decisionSource.map { " (decided by \($0))" } ?? ""),
     ]
@@ -162,15 +162,16 @@ struct Output {
       lines.append("no metadata mismatches")
     } else {
       lines.append("mismatched leaf keys (profiles with the key mismatching, share of \(compared) compared):")
-      let width = ranked.map(\.count).max() ?? 0
-      for key in ranked.prefix(20) {
-        let count = totals.keys[key]!
+      // Names from stored profiles are shown as config names are: cut, control characters escaped.
+      let shown = ranked.prefix(20).map { (MatchConfigError.shown($0.key), $0.count) }
+      let width = shown.map(\.0.count).max() ?? 0
+      for (key, count) in shown {
         let percent = (share(count) * 1000).rounded() / 10
         lines.append("  " + key.padding(width) + "  \(count)  \(percent)%")
       }
       if ranked.count > 20 { lines.append("  … and \(ranked.count - 20) more keys") }
     }
-    write(lines.joined(separator: "\n") + "\n")
+    try write(lines.joined(separator: "\n") + "\n")
   }
 }
 

@@ -4,37 +4,58 @@
   import Musl
 #endif
 import Dispatch
-import DeviceMatch
-import ProfileCLI
 import ProfileJSON
 
+/// The replay engine behind `fr-profile match` (package-level: only the executable uses it).
 /// Runs the incoming profile against a stream of stored profiles: the script's decision (the
-/// first stored profile with the same identifier), and with `each`, every such profile.
-struct Replay {
-  let matcher: DeviceMatcher
-  let incoming: JSON?
-  let each: Bool
-  let summary: Bool
-  let configSource: String
+/// first stored profile with the same identifier), and with `each`, every such profile; with
+/// `summary`, totals counted by the fast path where it answers (`FastMatcher`), in parallel
+/// over JSON Lines, and by the reference `DeviceMatcher` everywhere else.
+///
+/// It prints nothing: results go to `emit` and warnings to `warn`, so the executable owns
+/// the wording and the output stream.
+package struct ReplayEngine {
+  package let matcher: DeviceMatcher
+  package let incoming: JSON?
+  package let each: Bool
+  package let summary: Bool
+  /// Workers for the parallel summary (default: the online cores, at most 8).
+  package var workers: Int
+  /// Bytes per worker block for the parallel summary (tests set it small to cross blocks).
+  package var blockSize = 1 << 20
+  package let warn: (String) -> Void
+
+  package init(
+    matcher: DeviceMatcher, incoming: JSON?, each: Bool, summary: Bool, workers: Int? = nil,
+    warn: @escaping (String) -> Void
+  ) {
+    self.matcher = matcher
+    self.incoming = incoming
+    self.each = each
+    self.summary = summary
+    self.workers = workers ?? max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    self.warn = warn
+  }
 
   /// At most this many "not JSON" warnings are printed one by one.
   static let warningLimit = 20
 
-  struct Report {
-    var decision = MatchResult(outcome: .unknownDevice, identifierMatches: false)
-    var decisionSource: String?
-    var totals = Totals()
+  package struct Report {
+    package var decision = MatchResult(outcome: .unknownDevice, identifierMatches: false)
+    package var decisionSource: String?
+    package var totals = ReplayTotals()
   }
 
-  func run(reader: StoredProfileReader, storedName: String, output: inout Output) throws -> Report {
+  /// One result for the output: the comparison, where the stored profile is, its position.
+  package typealias Emit = (_ result: MatchResult, _ source: String?, _ index: Int?) throws -> Void
+
+  /// Replays every stored entry of `reader`. `emit` gets the deciding result (and with
+  /// `each`, every result with the identifier; nothing with `summary`).
+  package func run(reader: StoredProfileReader, storedName: String, emit: Emit) throws -> Report {
     var report = Report()
     guard let incoming else {
       // The script returns before it looks at the stored profiles.
-      if summary {
-        output.summary(report.totals, decision: report.decision, decisionSource: nil)
-      } else if !each {
-        output.result(report.decision, source: nil, index: nil, config: configSource, incoming: nil)
-      }
+      if !summary && !each { try emit(report.decision, nil, nil) }
       return report
     }
     let fast = summary ? FastMatcher(matcher: matcher, incoming: incoming) : nil
@@ -45,12 +66,10 @@ struct Replay {
       } catch {
         warn("\(storedName):\(error.line):\(error.column): \(error.message); no further stored profiles read")
         report.totals.unreadable = true
-        output.summary(report.totals, decision: report.decision, decisionSource: nil)
         return report
       }
       if layout == .jsonLines {
         try parallelSummary(reader: reader, storedName: storedName, incoming: incoming, report: &report)
-        output.summary(report.totals, decision: report.decision, decisionSource: report.decisionSource)
         return report
       }
     }
@@ -70,6 +89,12 @@ struct Replay {
       guard let entry else { break }
       index += 1
       report.totals.read += 1
+      if entry.oversize {
+        report.totals.skipped += 1
+        report.totals.oversize += 1
+        warn(Self.oversizeWarning(storedName, entry.line, entry.column, index))
+        continue
+      }
 
       // The fast path answers the common case (a plain object profile) without building
       // a tree; anything unusual falls back to the general path, which is the reference.
@@ -108,49 +133,50 @@ struct Replay {
         report.decision = result
         report.decisionSource = source
         if !each {
-          output.result(result, source: source, index: index, config: configSource, incoming: incoming)
+          try emit(result, source, index)
           return report
         }
       }
       if each && !summary && result.outcome != .unknownDevice {
-        output.result(result, source: source, index: index, config: configSource, incoming: incoming)
+        try emit(result, source, index)
       }
     }
     if let fast { report.totals.merge(fastTotals, names: fast.keyNames) }
     if skippedWarnings > Self.warningLimit {
       warn("\(storedName): \(skippedWarnings - Self.warningLimit) more stored entries were not JSON and were skipped")
     }
-    if summary {
-      output.summary(report.totals, decision: report.decision, decisionSource: report.decisionSource)
-    } else if !decided {
-      output.result(report.decision, source: nil, index: nil, config: configSource, incoming: incoming)
-    }
+    if !summary && !decided { try emit(report.decision, nil, nil) }
     return report
+  }
+
+  static func oversizeWarning(_ storedName: String, _ line: Int, _ column: Int, _ index: Int) -> String {
+    "\(storedName):\(line):\(column): stored entry #\(index) is larger than \(ProfileLimits.maxProfileBytes >> 20) MiB, "
+      + "the limit for one profile; skipped (the script would not see it either)"
   }
 }
 
-/// One core's share of a parallel replay.
+/// One core's share of a parallel replay. Each worker is touched by one thread at a time:
+/// the driver fills it, `concurrentPerform` hands it to exactly one iteration, and the
+/// driver reads it after that returns (the barrier orders the accesses).
 final class ReplayWorker: @unchecked Sendable {
   let fast: FastMatcher
   var block: [UInt8] = []
   var totals = FastMatcher.Totals()
   var report = FastMatcher.BlockReport()
   var start = (line: 1, offset: 0)
+  var oversize = false
 
   init(_ fast: FastMatcher) { self.fast = fast }
 }
 
-extension Replay {
+extension ReplayEngine {
   /// `--summary` over JSON Lines on every core: blocks of whole lines are matched by the fast
   /// path in parallel; entries it leaves over go through the general path here, in order,
   /// so warnings and the script's decision (the first stored profile with the identifier)
   /// come out exactly as in the serial path.
   func parallelSummary(reader: StoredProfileReader, storedName: String, incoming: JSON, report: inout Report) throws {
-    let cores = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
-    let workers = (0..<cores).map { _ in ReplayWorker(FastMatcher(matcher: matcher, incoming: incoming)) }
-    // Block size per core; FR_PROFILE_MATCH_BLOCK (bytes) lets tests cross block boundaries.
-    var blockSize = 1 << 20
-    if let text = getenv("FR_PROFILE_MATCH_BLOCK"), let size = Int(String(cString: text)), size > 0 { blockSize = min(size, 8 << 20) }
+    let workers = (0..<max(1, self.workers)).map { _ in ReplayWorker(FastMatcher(matcher: matcher, incoming: incoming)) }
+    let blockSize = min(max(1, blockSize), 8 << 20)
     var decided = false
     var base = 0
     var skippedWarnings = 0
@@ -159,7 +185,8 @@ extension Replay {
       do {
         for worker in workers {
           guard let start = try reader.nextLines(into: &worker.block, limit: blockSize) else { break }
-          worker.start = start
+          worker.start = (start.line, start.offset)
+          worker.oversize = start.oversize
           filled += 1
         }
       } catch {
@@ -208,6 +235,13 @@ extension Replay {
         }
         for entry in block.deferred {
           if !decided, let first = block.firstDecided, first.ordinal < entry.ordinal { decide(first) }
+          if worker.oversize {
+            // The block is the placeholder of one line read past for its size.
+            report.totals.skipped += 1
+            report.totals.oversize += 1
+            warn(Self.oversizeWarning(storedName, worker.start.line, 1, base + entry.ordinal))
+            continue
+          }
           guard var result = general(entry) else { continue }
           result.storedIndex = base + entry.ordinal
           report.totals.count(result)
@@ -229,15 +263,19 @@ extension Replay {
   }
 }
 
-/// Totals over all stored profiles.
-struct Totals {
-  var read = 0
-  var skipped = 0
-  var unreadable = false
-  var outcomes: [Outcome: Int] = [:]
-  /// Mismatching leaf keys and how many compared profiles mismatched on them (once per profile).
-  var keys: [String: Int] = [:]
-  var keyOrder: [String] = []
+/// Totals over all stored profiles, for `--summary`.
+package struct ReplayTotals {
+  package var read = 0
+  /// Entries skipped: not JSON, or (also counted in `oversize`) over the size limit.
+  package var skipped = 0
+  package var oversize = 0
+  package var unreadable = false
+  package var outcomes: [Outcome: Int] = [:]
+  /// Mismatching leaf keys and how many compared profiles mismatched on them (once per
+  /// profile), keyed by code units (canonically equivalent names stay apart).
+  package var keys: [CodeUnitKey: Int] = [:]
+
+  package init() {}
 
   mutating func count(_ result: MatchResult) {
     outcomes[result.outcome, default: 0] += 1
@@ -248,19 +286,37 @@ struct Totals {
   mutating func merge(_ fast: FastMatcher.Totals, names: [String]) {
     for outcome in Outcome.allCases { outcomes[outcome, default: 0] += fast[outcome] }
     for (id, count) in fast.keyCounts.enumerated() where count > 0 {
-      let key = names[id]
-      if keys[key] == nil { keyOrder.append(key) }
-      keys[key, default: 0] += count
+      keys[CodeUnitKey(names[id]), default: 0] += count
     }
   }
 
   /// Counts each key once per profile.
   mutating func add(_ mismatched: [String]) {
-    for (position, key) in mismatched.enumerated() where !mismatched[..<position].contains(key) {
-      if keys[key] == nil { keyOrder.append(key) }
-      keys[key, default: 0] += 1
+    for (position, key) in mismatched.enumerated()
+    where !mismatched[..<position].contains(where: { sameCodeUnits($0, key) }) {
+      keys[CodeUnitKey(key), default: 0] += 1
     }
   }
 
-  var compared: Int { (outcomes[.true] ?? 0) + (outcomes[.false] ?? 0) + (outcomes[.error] ?? 0) }
+  package var compared: Int { (outcomes[.true] ?? 0) + (outcomes[.false] ?? 0) + (outcomes[.error] ?? 0) }
+
+  /// The mismatching keys, most frequent first; equal counts in code-unit (UTF-8 byte) order
+  /// of the key, so the ranking never depends on which worker saw a key first.
+  package var rankedKeys: [(key: String, count: Int)] {
+    keys.map { ($0.key.text, $0.value) }.sorted { a, b in
+      a.1 != b.1 ? a.1 > b.1 : a.0.utf8.lexicographicallyPrecedes(b.0.utf8)
+    }
+  }
+}
+
+/// A dictionary key compared by code units (JavaScript's string equality), not by Swift's
+/// canonical equivalence.
+package struct CodeUnitKey: Hashable, Sendable {
+  package let text: String
+  package init(_ text: String) { self.text = text }
+  package static func == (a: Self, b: Self) -> Bool { sameCodeUnits(a.text, b.text) }
+  package func hash(into hasher: inout Hasher) {
+    hasher.combine(text.utf8.count)
+    for byte in text.utf8 { hasher.combine(byte) }
+  }
 }

@@ -5,32 +5,42 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import ProfileJSON
+@_spi(JSONTokenizer) import ProfileJSON
 
-/// A specialised path for replaying many stored profiles: it validates and matches the stored
-/// JSON text in one pass, without building a tree, against an incoming profile prepared once.
+/// The replay engine's fast path: it validates and matches a stored profile's JSON text in
+/// one pass of the shared tokenizer (`JSONScanner`), without building a tree, against an
+/// incoming profile prepared once.
 ///
 /// It answers only the common case — a stored profile that is a plain JSON object whose keys
 /// have no escapes, no array-index names and no duplicates, with numeric coordinates — and
-/// returns `nil` for anything else (including any text that is not valid JSON), so the caller
-/// uses the general path (`ProfileText` + `DeviceMatcher`), which stays the reference.
-/// Tests check that both paths agree.
-public final class FastMatcher {
+/// returns `nil` for anything else: any text that is not valid JSON, and every limit of its
+/// own (nesting deeper than `maxDepth`, more than `maxKeys` open keys, more than
+/// `maxMismatches` mismatches). The caller then uses the reference path (`ProfileText` +
+/// `DeviceMatcher`), so a limit never truncates an answer. A seeded differential test
+/// (DeviceMatchTests/DifferentialTests) holds both paths equal.
+package final class FastMatcher {
+  /// Nesting the fast path follows; deeper entries go to the reference path.
+  package static let maxDepth = 512
+  /// Keys of open objects it tracks (for duplicate detection); more go to the reference path.
+  package static let maxKeys = 4096
+  /// Mismatches it records per entry; more go to the reference path.
+  package static let maxMismatches = 4096
+
   /// The outcome and the keys of the mismatching leaves, in visit order.
-  public struct Result: Equatable {
-    public var outcome: Outcome
-    public var mismatchedKeys: [String]
+  package struct Result: Equatable {
+    package var outcome: Outcome
+    package var mismatchedKeys: [String]
   }
 
   /// Totals kept by `count(_:into:)`: outcomes, and per interned key how many profiles
   /// mismatched on it (once per profile).
-  public struct Totals {
-    public var outcomes: [Int] = [0, 0, 0, 0]
-    public var keyCounts: [Int] = []
+  package struct Totals {
+    package var outcomes: [Int] = [0, 0, 0, 0]
+    package var keyCounts: [Int] = []
 
-    public init() {}
+    package init() {}
 
-    public subscript(outcome: Outcome) -> Int {
+    package subscript(outcome: Outcome) -> Int {
       switch outcome {
       case .true: outcomes[0]
       case .false: outcomes[1]
@@ -66,7 +76,11 @@ public final class FastMatcher {
   let nodes: UnsafeMutableBufferPointer<FlatNode>
   let children: UnsafeMutableBufferPointer<FlatChild>
   let pool: UnsafeMutableBufferPointer<UInt8>
-  let weightKeys: UnsafeMutableBufferPointer<(Int, Int, Double)>  // pool offset, length, weight
+  let weights: Weights
+  /// geolib's coordinate key names (`Geolib.latitudeKeys`, `.longitudeKeys`) as UTF-8; the
+  /// first in each list that a location owns is the one read.
+  let latitudeKeys: [[UInt8]]
+  let longitudeKeys: [[UInt8]]
   /// Node indices of the incoming identifier and metadata (-1: undefined).
   let identifier: Int32
   let metadata: Int32
@@ -76,11 +90,11 @@ public final class FastMatcher {
   let keyStack: UnsafeMutableBufferPointer<(UnsafePointer<UInt8>, Int)>
   let mismatches: UnsafeMutableBufferPointer<Int32>
   /// Interned mismatching key names (by bytes), for `Totals.keyCounts`.
-  public private(set) var keyNames: [String] = []
+  package private(set) var keyNames: [String] = []
   var keyBytes: [[UInt8]] = []
 
   /// Prepares `incoming` for replays with `matcher`'s config.
-  public init(matcher: DeviceMatcher, incoming: JSON) {
+  package init(matcher: DeviceMatcher, incoming: JSON) {
     config = matcher.config
     maxUnmatchedAttrs = config.maxUnmatchedAttrs
     var flatNodes: [FlatNode] = []
@@ -142,12 +156,9 @@ public final class FastMatcher {
     case .json(let json): metadata = flatten(json)
     default: metadata = -1
     }
-    var weightEntries: [(Int, Int, Double)] = []
-    for member in matcher.metadataMatcher.weights.members {
-      let key = bytes.count
-      bytes.append(contentsOf: member.key.utf8)
-      weightEntries.append((key, bytes.count - key, member.weight))
-    }
+    weights = matcher.metadataMatcher.weights
+    latitudeKeys = Geolib.latitudeKeys.map { Array($0.utf8) }
+    longitudeKeys = Geolib.longitudeKeys.map { Array($0.utf8) }
     var latitude = Double.nan
     var longitude = Double.nan
     if config.matchLocation {
@@ -168,34 +179,31 @@ public final class FastMatcher {
     _ = children.initialize(from: flatChildren)
     pool = .allocate(capacity: max(1, bytes.count))
     _ = pool.initialize(from: bytes)
-    weightKeys = .allocate(capacity: max(1, weightEntries.count))
-    _ = weightKeys.initialize(from: weightEntries)
-    keyStack = .allocate(capacity: 4096)
-    mismatches = .allocate(capacity: 4096)
+    keyStack = .allocate(capacity: FastMatcher.maxKeys)
+    mismatches = .allocate(capacity: FastMatcher.maxMismatches)
   }
 
   deinit {
     nodes.deallocate()
     children.deallocate()
     pool.deallocate()
-    weightKeys.deallocate()
     keyStack.deallocate()
     mismatches.deallocate()
   }
 
   /// Whether the incoming profile allows the fast path at all (an object, not an array of
   /// metadata, with a readable location when locations are matched).
-  public var isEnabled: Bool { enabled }
+  package var isEnabled: Bool { enabled }
 
   /// The answer for one stored entry, or nil when the general path must decide.
-  public func match(_ bytes: UnsafeBufferPointer<UInt8>) -> Result? {
+  package func match(_ bytes: UnsafeBufferPointer<UInt8>) -> Result? {
     guard let (outcome, count) = scan(bytes) else { return nil }
     return Result(outcome: outcome, mismatchedKeys: (0..<count).map { keyNames[Int(mismatches[$0])] })
   }
 
   /// Counts one stored entry into `totals` and returns its outcome; nil (nothing counted)
   /// when the general path must decide.
-  public func count(_ bytes: UnsafeBufferPointer<UInt8>, into totals: inout Totals) -> Outcome? {
+  package func count(_ bytes: UnsafeBufferPointer<UInt8>, into totals: inout Totals) -> Outcome? {
     guard let (outcome, count) = scan(bytes) else { return nil }
     switch outcome {
     case .true: totals.outcomes[0] += 1
@@ -219,8 +227,8 @@ public final class FastMatcher {
   }
 
   func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (Outcome, Int)? {
-    guard enabled, let base = bytes.baseAddress else { return nil }
-    var scanner = Scanner(base: base, end: base + bytes.count, owner: self)
+    guard enabled else { return nil }
+    var scanner = Scanner(bytes, owner: self)
     guard let outcome = scanner.run() else { return nil }
     return (outcome, scanner.mismatchCount)
   }
@@ -238,161 +246,46 @@ public final class FastMatcher {
     return Int32(keyBytes.count - 1)
   }
 
-  /// 10^0 … 10^22, all exact doubles.
-  static let powersOfTen: [Double] = (0...22).map { exponent in
-    var value = 1.0
-    for _ in 0..<exponent { value *= 10 }
-    return value
-  }
-
   /// Bails out of the fast path.
   struct Bail: Error {}
 
+  /// One entry's walk: the shared tokenizer plus the matching state.
   struct Scanner {
-    let base: UnsafePointer<UInt8>
-    let end: UnsafePointer<UInt8>
+    var s: JSONScanner
     unowned(unsafe) let owner: FastMatcher
     let nodes: UnsafeMutablePointer<FlatNode>
     let children: UnsafeMutablePointer<FlatChild>
     let pool: UnsafeMutablePointer<UInt8>
     let keyStack: UnsafeMutablePointer<(UnsafePointer<UInt8>, Int)>
     let maximum: Double
-    var p: UnsafePointer<UInt8>
     var sum = 0.0
     var mismatchCount = 0
     /// Keys of the open objects: `keyTop` entries on `keyStack`.
     var keyTop = 0
     var depth = 0
 
-    init(base: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, owner: FastMatcher) {
-      self.base = base
-      self.end = end
+    init(_ bytes: UnsafeBufferPointer<UInt8>, owner: FastMatcher) {
+      s = JSONScanner(bytes)
       self.owner = owner
       nodes = owner.nodes.baseAddress!
       children = owner.children.baseAddress!
       pool = owner.pool.baseAddress!
       keyStack = owner.keyStack.baseAddress!
       maximum = owner.maxUnmatchedAttrs
-      p = base
     }
 
     mutating func run() -> Outcome? {
       do { return try profile() } catch { return nil }
     }
 
-    // MARK: Tokens
+    typealias Key = (UnsafePointer<UInt8>, Int)
 
-    @inline(__always) mutating func skipWhitespace() {
-      while p < end {
-        let byte = p.pointee
-        if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { p += 1 } else { return }
-      }
-    }
-
-    @inline(__always) func peek() throws(Bail) -> UInt8 {
-      guard p < end else { throw Bail() }
-      return p.pointee
-    }
-
-    /// A string's raw bytes (validated, no escapes; escapes bail) after its opening quote.
-    @inline(__always) mutating func string() throws(Bail) -> (UnsafePointer<UInt8>, Int) {
-      p += 1
-      let start = p
-      // Eight bytes at a time while none is a quote, a backslash, a control or a non-ASCII byte.
-      let ones: UInt64 = 0x0101_0101_0101_0101
-      while end - p >= 8 {
-        let v = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
-        let quote = v ^ (ones &* 0x22)
-        let backslash = v ^ (ones &* 0x5C)
-        let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((v &- ones &* 0x20) & ~v) | v
-        if special & (ones &* 0x80) != 0 { break }
-        p += 8
-      }
-      while p < end {
-        let byte = p.pointee
-        if byte == 0x22 {
-          let length = p - start
-          p += 1
-          return (start, length)
-        }
-        if byte == 0x5C || byte < 0x20 { throw Bail() }
-        if byte >= 0x80 { try utf8Sequence() } else { p += 1 }
-      }
-      throw Bail()
-    }
-
-    mutating func utf8Sequence() throws(Bail) {
-      guard let (length, low, high) = utf8LeadByte(p.pointee) else { throw Bail() }
-      guard end - p >= length else { throw Bail() }
-      let second = p[1]
-      guard second >= low && second <= high else { throw Bail() }
-      for index in 2..<max(2, length) where p[index] & 0xC0 != 0x80 { throw Bail() }
-      p += length
-    }
-
-    /// A number literal (validated) and its value.
-    mutating func number() throws(Bail) -> Double {
-      let start = p
-      if p.pointee == UInt8(ascii: "-") { p += 1 }
-      guard p < end else { throw Bail() }
-      var mantissa: UInt64 = 0
-      var digits = 0
-      if p.pointee == UInt8(ascii: "0") {
-        p += 1
-      } else {
-        guard p.pointee &- 0x30 < 10 else { throw Bail() }
-        while p < end, p.pointee &- 0x30 < 10 {
-          mantissa = mantissa &* 10 &+ UInt64(p.pointee &- 0x30)
-          digits += 1
-          p += 1
-        }
-      }
-      var simple = true
-      var fractionDigits = 0
-      if p < end, p.pointee == UInt8(ascii: ".") {
-        p += 1
-        guard p < end, p.pointee &- 0x30 < 10 else { throw Bail() }
-        while p < end, p.pointee &- 0x30 < 10 {
-          mantissa = mantissa &* 10 &+ UInt64(p.pointee &- 0x30)
-          digits += 1
-          fractionDigits += 1
-          p += 1
-        }
-      }
-      if p < end, p.pointee | 0x20 == UInt8(ascii: "e") {
-        simple = false
-        p += 1
-        if p < end, p.pointee == UInt8(ascii: "+") || p.pointee == UInt8(ascii: "-") { p += 1 }
-        guard p < end, p.pointee &- 0x30 < 10 else { throw Bail() }
-        while p < end, p.pointee &- 0x30 < 10 { p += 1 }
-      }
-      if simple && digits <= 15 && fractionDigits <= 22 {
-        // Clinger's fast path: both operands are exact doubles, so one IEEE division is the
-        // correctly rounded value of the literal.
-        let value = fractionDigits == 0 ? Double(mantissa) : Double(mantissa) / FastMatcher.powersOfTen[fractionDigits]
-        return start.pointee == UInt8(ascii: "-") ? -value : value
-      }
-      let length = p - start
-      guard length < 128 else { throw Bail() }
-      return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
-        for index in 0..<length { buffer[index] = CChar(bitPattern: start[index]) }
-        buffer[length] = 0
-        return strtod(buffer.baseAddress!, nil)
-      }
-    }
-
-    @inline(__always) mutating func literal(_ word: StaticString) throws(Bail) {
-      let count = word.utf8CodeUnitCount
-      guard end - p >= count else { throw Bail() }
-      for index in 0..<count where p[index] != word.utf8Start[index] { throw Bail() }
-      p += count
-    }
-
-    /// Reads a key and its colon; bails on array-index-like names and duplicates.
-    /// `frame` is where the current object's keys start on the key stack.
-    @inline(__always) mutating func key(_ frame: Int) throws(Bail) -> (UnsafePointer<UInt8>, Int) {
-      guard try peek() == 0x22 else { throw Bail() }
-      let key = try string()
+    /// Checks a key: escapes, array-index-like names (their property order differs) and
+    /// duplicates (the last value wins) go to the reference path. `frame` is where the
+    /// current object's keys start on the key stack.
+    @inline(__always) mutating func accept(_ token: JSONStringToken, _ frame: Int) throws(Bail) -> Key {
+      guard !token.hasEscapes else { throw Bail() }
+      let key = (token.start, token.count)
       if key.1 > 0 && key.0.pointee &- 0x30 < 10 { throw Bail() }
       var index = frame
       while index < keyTop {
@@ -402,87 +295,72 @@ public final class FastMatcher {
         }
         index += 1
       }
-      guard keyTop < 4096 else { throw Bail() }
+      guard keyTop < FastMatcher.maxKeys else { throw Bail() }
       keyStack[keyTop] = key
       keyTop += 1
-      skipWhitespace()
-      guard try peek() == UInt8(ascii: ":") else { throw Bail() }
-      p += 1
-      skipWhitespace()
       return key
     }
 
-    /// Opens an object or array level.
     @inline(__always) mutating func enter() throws(Bail) {
       depth += 1
-      if depth > 512 { throw Bail() }
+      if depth > FastMatcher.maxDepth { throw Bail() }
     }
 
     // MARK: Values
 
-    /// Scans the members of an object after its `{`, calling `body` with each key while the
+    /// The members of the object at the cursor, calling `body` with each key while the
     /// cursor is at the member's value; `body` must consume the value.
     @inline(__always)
-    mutating func members(_ body: (inout Scanner, (UnsafePointer<UInt8>, Int)) throws(Bail) -> Void) throws(Bail) {
+    mutating func members(_ body: (inout Scanner, Key) throws(Bail) -> Void) throws(Bail) {
       try enter()
       let frame = keyTop
-      skipWhitespace()
-      if try peek() == UInt8(ascii: "}") {
-        p += 1
-      } else {
-        while true {
-          let name = try key(frame)
-          try body(&self, name)
-          skipWhitespace()
-          let byte = try peek()
-          p += 1
-          if byte == UInt8(ascii: "}") { break }
-          guard byte == UInt8(ascii: ",") else { throw Bail() }
-          skipWhitespace()
-        }
+      var token: JSONStringToken?
+      do { token = try s.openObject() } catch { throw Bail() }
+      while let current = token {
+        try body(&self, try accept(current, frame))
+        do { token = try s.nextKey() } catch { throw Bail() }
       }
       keyTop = frame
       depth -= 1
     }
 
-    /// Scans the elements of an array after its `[`, calling `body` with each index.
+    /// The elements of the array at the cursor, calling `body` with each index.
     @inline(__always)
     mutating func elements(_ body: (inout Scanner, Int) throws(Bail) -> Void) throws(Bail) {
       try enter()
-      skipWhitespace()
-      if try peek() == UInt8(ascii: "]") {
-        p += 1
-      } else {
-        var index = 0
-        while true {
-          try body(&self, index)
-          index += 1
-          skipWhitespace()
-          let byte = try peek()
-          p += 1
-          if byte == UInt8(ascii: "]") { break }
-          guard byte == UInt8(ascii: ",") else { throw Bail() }
-          skipWhitespace()
-        }
+      var index = 0
+      var more = s.openArray()
+      while more {
+        try body(&self, index)
+        index += 1
+        do { more = try s.nextElement() } catch { throw Bail() }
       }
       depth -= 1
     }
 
     /// Validates a value without comparing.
     mutating func skipValue() throws(Bail) {
-      switch try peek() {
-      case UInt8(ascii: "{"):
-        p += 1
-        try members { (scanner, _) throws(Bail) in try scanner.skipValue() }
-      case UInt8(ascii: "["):
-        p += 1
-        try elements { (scanner, _) throws(Bail) in try scanner.skipValue() }
-      case UInt8(ascii: "\""): _ = try string()
-      case UInt8(ascii: "t"): try literal("true")
-      case UInt8(ascii: "f"): try literal("false")
-      case UInt8(ascii: "n"): try literal("null")
-      default: _ = try number()
+      do {
+        try s.skipValue(maxDepth: FastMatcher.maxDepth - depth)
+      } catch {
+        throw Bail()
       }
+    }
+
+    @inline(__always) func start() throws(Bail) -> JSONValueStart {
+      do { return try s.valueStart() } catch { throw Bail() }
+    }
+
+    @inline(__always) mutating func string() throws(Bail) -> JSONStringToken {
+      do { return try s.string() } catch { throw Bail() }
+    }
+
+    @inline(__always) mutating func number() throws(Bail) -> Double {
+      do { return try s.number() } catch { throw Bail() }
+    }
+
+    @inline(__always) mutating func literal(_ word: StaticString) throws(Bail) {
+      do { try s.literal(word) } catch { throw Bail() }
     }
 
     /// The incoming side at a place: a node index, -1 for undefined.
@@ -490,7 +368,7 @@ public final class FastMatcher {
 
     /// `incoming && incoming[key]` for an object member; bails where JavaScript would index
     /// a string or an array by name.
-    @inline(__always) func member(_ incoming: Incoming, _ key: (UnsafePointer<UInt8>, Int)) throws(Bail) -> Incoming {
+    @inline(__always) func member(_ incoming: Incoming, _ key: Key) throws(Bail) -> Incoming {
       guard incoming >= 0 else { return incoming }
       let node = nodes[Int(incoming)]
       guard node.truthy else { return incoming }
@@ -522,11 +400,10 @@ public final class FastMatcher {
     }
 
     /// Walks a stored value against the incoming one, as `checkValueOrCallNext` does.
-    mutating func compare(_ incoming: Incoming, key leafKey: (UnsafePointer<UInt8>, Int)) throws(Bail) {
+    mutating func compare(_ incoming: Incoming, key leafKey: Key) throws(Bail) {
       if sum > maximum { return try skipValue() }
-      switch try peek() {
-      case UInt8(ascii: "{"):
-        p += 1
+      switch try start() {
+      case .object:
         try members { (scanner, name) throws(Bail) in
           if scanner.sum > scanner.maximum {
             try scanner.skipValue()
@@ -534,8 +411,7 @@ public final class FastMatcher {
             try scanner.compare(try scanner.member(incoming, name), key: name)
           }
         }
-      case UInt8(ascii: "["):
-        p += 1
+      case .array:
         try elements { (scanner, index) throws(Bail) in
           if scanner.sum > scanner.maximum {
             try scanner.skipValue()
@@ -544,56 +420,49 @@ public final class FastMatcher {
           }
         }
       default:
-        if try !leafEquals(incoming) { mismatch(leafKey) }
+        if try !leafEquals(incoming) { try mismatch(leafKey) }
       }
     }
 
     /// Reads a leaf and compares it with `!==`.
     mutating func leafEquals(_ incoming: Incoming) throws(Bail) -> Bool {
       let node: FlatNode? = incoming >= 0 ? nodes[Int(incoming)] : nil
-      switch try peek() {
-      case UInt8(ascii: "\""):
+      switch try start() {
+      case .string:
         let text = try string()
-        guard let node, node.kind == .string, node.length == text.1 else { return false }
-        return text.1 == 0 || memcmp(pool + node.bytes, text.0, text.1) == 0
-      case UInt8(ascii: "t"):
+        guard !text.hasEscapes else { throw Bail() }
+        guard let node, node.kind == .string, node.length == text.count else { return false }
+        return text.count == 0 || memcmp(pool + node.bytes, text.start, text.count) == 0
+      case .true:
         try literal("true")
         return node?.kind == .bool && node!.bool
-      case UInt8(ascii: "f"):
+      case .false:
         try literal("false")
         return node?.kind == .bool && !node!.bool
-      case UInt8(ascii: "n"):
+      case .null:
         try literal("null")
         return node?.kind == .null
-      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      case .number:
         let value = try number()
         return node?.kind == .number && node!.number == value
-      default:
+      case .object, .array:
         throw Bail()
       }
     }
 
-    mutating func mismatch(_ key: (UnsafePointer<UInt8>, Int)) {
-      var weight = 1.0
-      for entry in owner.weightKeys where entry.1 == key.1 {
-        if key.1 == 0 || memcmp(pool + entry.0, key.0, key.1) == 0 {
-          weight = entry.2
-          break
-        }
-      }
-      sum += weight
-      if mismatchCount < owner.mismatches.count {
-        owner.mismatches[mismatchCount] = owner.intern(key)
-        mismatchCount += 1
-      }
+    /// Adds the key's weight; more mismatches than it can record go to the reference path.
+    mutating func mismatch(_ key: Key) throws(Bail) {
+      guard mismatchCount < owner.mismatches.count else { throw Bail() }
+      sum += owner.weights.weight(utf8: key.0, count: key.1)
+      owner.mismatches[mismatchCount] = owner.intern(key)
+      mismatchCount += 1
     }
 
     // MARK: The profile
 
     mutating func profile() throws(Bail) -> Outcome {
-      skipWhitespace()
-      guard try peek() == UInt8(ascii: "{") else { throw Bail() }
-      p += 1
+      s.skipWhitespace()
+      guard try start() == .object else { throw Bail() }
       let config = owner.config
       let incomingIdentifier = owner.identifier
       let incomingMetadata = owner.metadata
@@ -609,8 +478,8 @@ public final class FastMatcher {
           identifierSeen = true
           identifierEqual = try scanner.identifierEquals(incomingIdentifier)
         } else if name.1 == 8 && memcmp(name.0, "metadata", 8) == 0 {
-          guard try scanner.peek() == UInt8(ascii: "{") else { throw Bail() }
-          metadataStart = scanner.p
+          guard try scanner.start() == .object else { throw Bail() }
+          metadataStart = scanner.s.p
           if identifierSeen && identifierEqual && config.matchMetadata {
             try scanner.compare(incomingMetadata, key: name)
             metadataCompared = true
@@ -624,15 +493,14 @@ public final class FastMatcher {
           try scanner.skipValue()
         }
       }
-      skipWhitespace()
-      guard p == end else { throw Bail() }
+      do { try s.expectEnd() } catch { throw Bail() }
       guard identifierEqual && (identifierSeen || incomingIdentifier < 0) else { return .unknownDevice }
       var matches = true
       if config.matchMetadata {
-        // Missing stored metadata throws in the script: the general path reports it.
+        // Missing stored metadata throws in the script: the reference path reports it.
         guard let metadataStart else { throw Bail() }
         if !metadataCompared {
-          p = metadataStart
+          s.p = metadataStart
           try compare(incomingMetadata, key: (metadataStart, 0))
         }
         matches = sum <= maximum
@@ -647,10 +515,10 @@ public final class FastMatcher {
       return matches ? .true : .false
     }
 
-    /// `incoming.identifier === stored.identifier` for the stored value at `p`.
+    /// `incoming.identifier === stored.identifier` for the stored value at the cursor.
     mutating func identifierEquals(_ incoming: Incoming) throws(Bail) -> Bool {
-      switch try peek() {
-      case UInt8(ascii: "{"), UInt8(ascii: "["):
+      switch try start() {
+      case .object, .array:
         try skipValue()
         return false
       default:
@@ -664,17 +532,16 @@ public final class FastMatcher {
 
     /// A stored location object with plain numeric coordinates under geolib's keys.
     mutating func location() throws(Bail) -> (Double, Double) {
-      guard try peek() == UInt8(ascii: "{") else { throw Bail() }
-      p += 1
-      // Ranks in geolib's key lists (lower wins): lat 0, latitude 1; lng 0, lon 1, longitude 2.
-      var latitude = (rank: 9, value: Double.nan)
-      var longitude = (rank: 9, value: Double.nan)
+      guard try start() == .object else { throw Bail() }
+      // Ranks in geolib's key lists (lower wins).
+      var latitude = (rank: Int.max, value: Double.nan)
+      var longitude = (rank: Int.max, value: Double.nan)
+      let owner = owner
       try members { (scanner, name) throws(Bail) in
-        let latitudeRank = Self.rank(name, ["lat", "latitude"])
-        let longitudeRank = Self.rank(name, ["lng", "lon", "longitude"])
+        let latitudeRank = Self.rank(name, owner.latitudeKeys)
+        let longitudeRank = Self.rank(name, owner.longitudeKeys)
         if latitudeRank != nil || longitudeRank != nil {
-          let first = try scanner.peek()
-          guard first == UInt8(ascii: "-") || first &- 0x30 < 10 else { throw Bail() }
+          guard try scanner.start() == .number else { throw Bail() }
           let value = try scanner.number()
           if let latitudeRank, latitudeRank < latitude.rank { latitude = (latitudeRank, value) }
           if let longitudeRank, longitudeRank < longitude.rank { longitude = (longitudeRank, value) }
@@ -685,9 +552,9 @@ public final class FastMatcher {
       return (latitude.value, longitude.value)
     }
 
-    static func rank(_ key: (UnsafePointer<UInt8>, Int), _ names: [StaticString]) -> Int? {
-      for (rank, name) in names.enumerated() where name.utf8CodeUnitCount == key.1 {
-        if memcmp(name.utf8Start, key.0, key.1) == 0 { return rank }
+    static func rank(_ key: Key, _ names: [[UInt8]]) -> Int? {
+      for (rank, name) in names.enumerated() where name.count == key.1 {
+        if name.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key.0, key.1) }) == 0 { return rank }
       }
       return nil
     }
@@ -697,29 +564,29 @@ public final class FastMatcher {
 extension FastMatcher {
   /// A stored entry placed within its block (one the fast path left to the general path, or
   /// the first one it decided).
-  public struct Deferred {
+  package struct Deferred {
     /// Position of the entry among the block's entries.
-    public var ordinal: Int
-    public var offset: Int
-    public var length: Int
+    package var ordinal: Int
+    package var offset: Int
+    package var length: Int
     /// 0-based line within the block and 1-based column.
-    public var line: Int
-    public var column: Int
+    package var line: Int
+    package var column: Int
   }
 
   /// What `scanLines` found in a block of JSON Lines.
-  public struct BlockReport {
-    public var entries = 0
+  package struct BlockReport {
+    package var entries = 0
     /// The first entry the fast path answered true/false, if any.
-    public var firstDecided: Deferred?
-    public var deferred: [Deferred] = []
+    package var firstDecided: Deferred?
+    package var deferred: [Deferred] = []
 
-    public init() {}
+    package init() {}
   }
 
   /// Matches every line of a block of JSON Lines (whole lines), splitting them the way
   /// `StoredProfileReader.next()` does: leading blank space and blank lines are skipped.
-  public func scanLines(_ block: UnsafeBufferPointer<UInt8>, totals: inout Totals) -> BlockReport {
+  package func scanLines(_ block: UnsafeBufferPointer<UInt8>, totals: inout Totals) -> BlockReport {
     var report = BlockReport()
     guard let base = block.baseAddress else { return report }
     let stop = base + block.count
@@ -738,20 +605,10 @@ extension FastMatcher {
         cursor += 1
         continue
       }
-      let lineEnd: UnsafePointer<UInt8>
-      if let found = memchr(cursor, 0x0A, stop - cursor) {
-        lineEnd = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
-      } else {
-        lineEnd = stop
-      }
+      let lineEnd = TextPosition.memoryChr(cursor, 0x0A, stop - cursor) ?? stop
       let entry = UnsafeBufferPointer(start: cursor, count: lineEnd - cursor)
       func placed() -> Deferred {
-        var column = 1
-        var scan = lineStart
-        while scan < cursor {
-          if scan.pointee & 0xC0 != 0x80 { column += 1 }
-          scan += 1
-        }
+        let column = 1 + TextPosition.characters(lineStart, cursor)
         return Deferred(ordinal: report.entries, offset: cursor - base, length: lineEnd - cursor, line: line, column: column)
       }
       if let outcome = count(entry, into: &totals) {

@@ -8,7 +8,7 @@
 import ProfileJSON
 
 /// The layouts a file of stored profiles may have.
-public enum StoredLayout: String, Sendable {
+package enum StoredLayout: String, Sendable {
   /// One profile (or one JSON string holding a serialised profile).
   case single
   /// A JSON array of profiles and/or strings holding serialised profiles.
@@ -20,25 +20,28 @@ public enum StoredLayout: String, Sendable {
 }
 
 /// One stored entry's raw JSON text and where it starts in the file.
-public struct StoredEntryText {
-  /// The entry's bytes (valid until the next call to `next()`).
-  public var bytes: UnsafeBufferPointer<UInt8>
+package struct StoredEntryText {
+  /// The entry's bytes (valid until the next call to `next()`); empty when `oversize`.
+  package var bytes: UnsafeBufferPointer<UInt8>
   /// 1-based line and column of its first byte.
-  public var line: Int
-  public var column: Int
+  package var line: Int
+  package var column: Int
   /// Byte offset of its first byte.
-  public var offset: Int
+  package var offset: Int
   /// Whether it is an element of a JSON array (`array` and `listing` layouts), where a JSON
   /// string holds a serialised profile.
-  public var isArrayElement: Bool
+  package var isArrayElement: Bool
+  /// Whether the entry was larger than `ProfileLimits.maxProfileBytes` and was skipped
+  /// unread (its bytes are not kept).
+  package var oversize = false
 }
 
 /// Why a stored file cannot be read any further.
-public struct StoredReadError: Error, CustomStringConvertible {
-  public var message: String
-  public var line: Int
-  public var column: Int
-  public var description: String { "\(line):\(column): \(message)" }
+package struct StoredReadError: Error, CustomStringConvertible {
+  package var message: String
+  package var line: Int
+  package var column: Int
+  package var description: String { "\(line):\(column): \(message)" }
 }
 
 /// Streams the entries of a stored-profiles file of any `StoredLayout` without holding more
@@ -49,9 +52,11 @@ public struct StoredReadError: Error, CustomStringConvertible {
 /// document, whose top-level array, or `result` array member, is streamed element by element.
 /// Entries are not parsed here: each is handed out as bytes, with its position, for the
 /// caller to parse (and skip, with a warning, when it is not JSON, as the script does).
-public final class StoredProfileReader {
-  /// Largest single entry accepted (AM itself rejects profiles over 3 KB).
-  public static let maxEntryBytes = 64 << 20
+/// Entry boundaries are found with the shared tokenizer's `JSONExtent`; an entry larger than
+/// `maxEntryBytes` is read past without being kept and handed out as `oversize`.
+package final class StoredProfileReader {
+  /// Largest single entry kept (the one profile size limit).
+  package let maxEntryBytes: Int
 
   let fd: Int32
   var buffer: UnsafeMutableBufferPointer<UInt8>
@@ -65,7 +70,7 @@ public final class StoredProfileReader {
   var column = 1
 
   /// The layout, once sniffed (by `detectLayout()` or the first `next()`).
-  public private(set) var layout: StoredLayout?
+  package private(set) var layout: StoredLayout?
   let jsonLinesHint: Bool
   var state: State = .sniff
 
@@ -77,10 +82,14 @@ public final class StoredProfileReader {
     case done
   }
 
-  public init(fileDescriptor: Int32, jsonLinesHint: Bool = false, bufferSize: Int = 1 << 20) {
+  package init(
+    fileDescriptor: Int32, jsonLinesHint: Bool = false, bufferSize: Int = 1 << 20,
+    maxEntryBytes: Int = ProfileLimits.maxProfileBytes
+  ) {
     fd = fileDescriptor
     self.jsonLinesHint = jsonLinesHint
-    buffer = .allocate(capacity: bufferSize)
+    self.maxEntryBytes = maxEntryBytes
+    buffer = .allocate(capacity: max(16, bufferSize))
   }
 
   deinit { buffer.deallocate() }
@@ -100,9 +109,10 @@ public final class StoredProfileReader {
       end = count
     }
     if end == buffer.count {
-      guard buffer.count < StoredProfileReader.maxEntryBytes else {
-        throw StoredReadError(
-          message: "an entry is larger than \(StoredProfileReader.maxEntryBytes >> 20) MiB", line: line, column: column)
+      // Entries over the limit are discarded as they are read, so the buffer stays below
+      // twice the limit (plus a sniffing window); more means a bug, not big input.
+      guard buffer.count < 2 * maxEntryBytes + (4 << 20) else {
+        throw StoredReadError(message: "read buffer limit reached", line: line, column: column)
       }
       let bigger = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count * 2)
       UnsafeMutableRawPointer(bigger.baseAddress!).copyMemory(
@@ -135,42 +145,9 @@ public final class StoredProfileReader {
 
   /// Consumes `count` bytes, keeping line and column (columns count characters).
   func advance(_ count: Int) {
-    let base = UnsafePointer(buffer.baseAddress! + start)
-    let stop = base + count
-    var cursor = base
-    var newlines = 0
-    var lineStart: UnsafePointer<UInt8>?
-    while cursor < stop, let found = memchr(cursor, 0x0A, stop - cursor) {
-      newlines += 1
-      cursor = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) + 1
-      lineStart = cursor
-    }
-    if let lineStart {
-      line += newlines
-      column = 1 + Self.characters(lineStart, stop)
-    } else {
-      column += Self.characters(base, stop)
-    }
+    TextPosition.advance(line: &line, column: &column, over: UnsafePointer(buffer.baseAddress! + start), count: count)
     offset += count
     start += count
-  }
-
-  /// The number of UTF-8 lead bytes (characters) in `from..<to`, eight bytes at a time.
-  static func characters(_ from: UnsafePointer<UInt8>, _ to: UnsafePointer<UInt8>) -> Int {
-    var cursor = from
-    var continuation = 0
-    let high: UInt64 = 0x8080_8080_8080_8080
-    while to - cursor >= 8 {
-      let v = UnsafeRawPointer(cursor).loadUnaligned(as: UInt64.self)
-      // A continuation byte is 10xxxxxx: high bit set, next bit clear.
-      continuation += (v & high & ~(v << 1)).nonzeroBitCount
-      cursor += 8
-    }
-    while cursor < to {
-      if cursor.pointee & 0xC0 == 0x80 { continuation += 1 }
-      cursor += 1
-    }
-    return (to - from) - continuation
   }
 
   func skipWhitespace() throws(StoredReadError) {
@@ -186,73 +163,69 @@ public final class StoredProfileReader {
     StoredReadError(message: message, line: line, column: column)
   }
 
-  /// Length of the JSON value starting at `start` by structure alone (brackets outside
-  /// strings); invalid text still gets an extent, which the parser then rejects.
-  func valueLength() throws(StoredReadError) -> Int {
-    guard try available(0) else { return 0 }
-    let first = buffer[start]
-    if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
-      var index = 0
-      var depth = 0
-      var inString = false
-      while true {
-        if start + index >= end {
-          if try !fill() { return end - start }
-          continue
-        }
-        // Scan what is buffered without further bounds calls (fill() may move the data).
-        let base = buffer.baseAddress! + start
-        let limit = end - start
-        while index < limit {
-          let byte = base[index]
-          index += 1
-          if inString {
-            if byte == UInt8(ascii: "\\") {
-              index += 1
-            } else if byte == UInt8(ascii: "\"") {
-              inString = false
-            }
-            continue
+  /// Where the value at `start` ends: its length, or (for a value over the size limit, read
+  /// past without keeping it) `nil`, with `start` already after it. By structure alone
+  /// (`JSONExtent`); invalid text still gets an extent, which the parser then rejects.
+  func valueLength() throws(StoredReadError) -> Int? {
+    var finder = JSONExtent()
+    var scanned = 0
+    var discarded = false
+    while true {
+      if start + scanned >= end {
+        if try !fill() {
+          if discarded {
+            advance(end - start)
+            return nil
           }
-          switch byte {
-          case UInt8(ascii: "\""): inString = true
-          case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-          case UInt8(ascii: "}"), UInt8(ascii: "]"):
-            depth -= 1
-            if depth == 0 { return index }
-          default: break
-          }
+          return end - start
         }
+        continue
       }
-    }
-    var index = 0
-    if first == UInt8(ascii: "\"") {
-      index = 1
-      while try available(index) {
-        let byte = buffer[start + index]
-        index += 1
-        if byte == UInt8(ascii: "\\") {
-          index += 1
-        } else if byte == UInt8(ascii: "\"") {
-          return min(index, end - start)
+      if let found = finder.scan(buffer.baseAddress! + start + scanned, count: end - start - scanned) {
+        let length = scanned + found
+        if discarded || length > maxEntryBytes {
+          advance(length)
+          return nil
         }
+        return length
       }
-      return min(index, end - start)
-    }
-    while try available(index) {
-      switch buffer[start + index] {
-      case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"):
-        return max(index, 1)
-      default: index += 1
+      scanned = end - start
+      if scanned > maxEntryBytes {
+        advance(scanned)
+        scanned = 0
+        discarded = true
       }
     }
-    return max(index, min(1, end - start))
+  }
+
+  /// The length of the value at `buffer[start + index]` by structure, within `limit` bytes
+  /// of `start` (nil when it does not end there).
+  func extent(at index: Int, limit: Int) throws(StoredReadError) -> Int? {
+    var finder = JSONExtent()
+    var scanned = index
+    while scanned < limit {
+      if start + scanned >= end {
+        if try !fill() { return nil }
+        continue
+      }
+      let count = min(end - start, limit) - scanned
+      if let found = finder.scan(buffer.baseAddress! + start + scanned, count: count) { return scanned + found - index }
+      scanned += count
+    }
+    return nil
   }
 
   func entry(length: Int) -> StoredEntryText {
     StoredEntryText(
       bytes: UnsafeBufferPointer(start: buffer.baseAddress! + start, count: length), line: line, column: column,
       offset: offset, isArrayElement: layout == .array || layout == .listing)
+  }
+
+  /// An entry that was read past for its size, placed at its first byte.
+  func oversizeEntry(line: Int, column: Int, offset: Int) -> StoredEntryText {
+    StoredEntryText(
+      bytes: UnsafeBufferPointer(start: buffer.baseAddress!, count: 0), line: line, column: column, offset: offset,
+      isArrayElement: layout == .array || layout == .listing, oversize: true)
   }
 
   // MARK: Entries
@@ -265,7 +238,7 @@ public final class StoredProfileReader {
 
   /// The next entry, or nil at the end. Throws when the file cannot be read any further
   /// (entries already returned stand).
-  public func next() throws(StoredReadError) -> StoredEntryText? {
+  package func next() throws(StoredReadError) -> StoredEntryText? {
     if pendingLine {
       // A JSON Lines entry: no newline inside, so only the column needs no update.
       offset += pending
@@ -298,24 +271,45 @@ public final class StoredProfileReader {
           let byte = buffer[start]
           if byte == 0x0A || byte == 0x0D || byte == 0x20 || byte == 0x09 { advance(1) } else { break }
         }
+        let (entryLine, entryColumn, entryOffset) = (line, column, offset)
         var length = 0
+        var discarded = false
         while true {
           let searched = start + length
-          if searched < end, let found = memchr(buffer.baseAddress! + searched, 0x0A, end - searched) {
-            length = UnsafeMutablePointer<UInt8>(found.assumingMemoryBound(to: UInt8.self)) - (buffer.baseAddress! + start)
+          if searched < end, let found = TextPosition.memoryChr(buffer.baseAddress! + searched, 0x0A, end - searched) {
+            length = found - UnsafePointer(buffer.baseAddress! + start)
             break
           }
           length = end - start
-          if length > StoredProfileReader.maxEntryBytes { throw error("a line is longer than 64 MiB") }
+          if length > maxEntryBytes {
+            // Too large to keep: read past it up to its newline.
+            advance(length)
+            length = 0
+            discarded = true
+          }
           if try !fill() { break }
         }
         pending = length
         pendingLine = true
+        if discarded || length > maxEntryBytes {
+          return oversizeEntry(line: entryLine, column: entryColumn, offset: entryOffset)
+        }
         return entry(length: length)
       case .single:
         // The whole rest of the file is the one entry (trailing text makes it invalid JSON).
-        while try fill() {}
+        let (entryLine, entryColumn, entryOffset) = (line, column, offset)
+        var discarded = false
+        while try fill() {
+          if end - start > maxEntryBytes {
+            advance(end - start)
+            discarded = true
+          }
+        }
         state = .done
+        if discarded || end - start > maxEntryBytes {
+          advance(end - start)
+          return oversizeEntry(line: entryLine, column: entryColumn, offset: entryOffset)
+        }
         pending = end - start
         return entry(length: end - start)
       case .arrayElements(let listing):
@@ -335,7 +329,11 @@ public final class StoredProfileReader {
           guard try available(0) else { throw error("unexpected end of input in the array") }
           if buffer[start] == UInt8(ascii: "]") { throw error("trailing ',' in the array") }
         }
-        let length = try valueLength()
+        let (entryLine, entryColumn, entryOffset) = (line, column, offset)
+        guard let length = try valueLength() else {
+          afterElement = true
+          return oversizeEntry(line: entryLine, column: entryColumn, offset: entryOffset)
+        }
         if length == 0 { throw error("unexpected end of input in the array") }
         afterElement = true
         pending = length
@@ -345,7 +343,7 @@ public final class StoredProfileReader {
   }
 
   /// Sniffs the layout without consuming an entry.
-  public func detectLayout() throws(StoredReadError) -> StoredLayout {
+  package func detectLayout() throws(StoredReadError) -> StoredLayout {
     if case .sniff = state { try sniff() }
     return layout ?? .single
   }
@@ -353,7 +351,11 @@ public final class StoredProfileReader {
   /// For JSON Lines: appends whole lines, about `limit` bytes, to `block` (cleared first) and
   /// returns the line number and offset of its first byte; nil at the end. Lets callers
   /// split and match lines in parallel; do not mix with `next()` on the same reader.
-  public func nextLines(into block: inout [UInt8], limit: Int) throws(StoredReadError) -> (line: Int, offset: Int)? {
+  /// A line over `maxEntryBytes` is read past and comes back alone, as a block holding one
+  /// NUL byte (and its newline), with `oversize` set.
+  package func nextLines(into block: inout [UInt8], limit: Int) throws(StoredReadError)
+    -> (line: Int, offset: Int, oversize: Bool)?
+  {
     guard case .jsonLines = state else { return nil }
     block.removeAll(keepingCapacity: true)
     while end - start < limit {
@@ -363,43 +365,52 @@ public final class StoredProfileReader {
       state = .done
       return nil
     }
+    let first = (line, offset)
     var length = end - start
     if !eof || length > limit {
-      // Cut after the last newline (a line longer than the buffer keeps growing it).
+      // Cut after the last newline in the window.
       let window = min(length, limit)
       var cut = window
       while cut > 0 && buffer[start + cut - 1] != 0x0A { cut -= 1 }
       if cut == 0 {
+        // One line longer than the window: find its end, reading past it if it is too large.
+        var discarded = false
         while true {
-          if let found = memchr(buffer.baseAddress! + start, 0x0A, end - start) {
-            cut = UnsafeMutablePointer<UInt8>(found.assumingMemoryBound(to: UInt8.self)) - (buffer.baseAddress! + start) + 1
+          if let found = TextPosition.memoryChr(buffer.baseAddress! + start, 0x0A, end - start) {
+            cut = found - UnsafePointer(buffer.baseAddress! + start) + 1
             break
           }
-          if end - start > StoredProfileReader.maxEntryBytes { throw error("a line is longer than 64 MiB") }
+          if end - start > maxEntryBytes {
+            offset += end - start
+            start = end
+            discarded = true
+          }
           if try !fill() {
             cut = end - start
             break
           }
         }
+        let newline = cut > 0 && buffer[start + cut - 1] == 0x0A
+        if discarded || cut - (newline ? 1 : 0) > maxEntryBytes {
+          block.append(0)
+          if newline {
+            block.append(0x0A)
+            line += 1
+          }
+          column = 1
+          offset += cut
+          start += cut
+          return (first.0, first.1, true)
+        }
       }
       length = cut
     }
     block.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress! + start, count: length))
-    let first = (line, offset)
-    var newlines = 0
-    block.withUnsafeBufferPointer { bytes in
-      var cursor = bytes.baseAddress!
-      let stop = cursor + bytes.count
-      while cursor < stop, let found = memchr(cursor, 0x0A, stop - cursor) {
-        newlines += 1
-        cursor = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) + 1
-      }
-    }
-    line += newlines
+    line += TextPosition.newlines(in: UnsafePointer(buffer.baseAddress! + start), count: length)
     column = 1
     offset += length
     start += length
-    return first
+    return (first.0, first.1, false)
   }
 
   /// Decides the layout from the first bytes.
@@ -441,51 +452,29 @@ public final class StoredProfileReader {
   /// no further than `sniffLimit` bytes (a one-line AM listing can be huge; a profile is not).
   func firstLineHoldsOneValueAndMoreFollows() throws(StoredReadError) -> Bool {
     let sniffLimit = 1 << 20
-    var index = 0
-    var depth = 0
-    var inString = false
-    var started = false
-    // Find where the first value ends, giving up at the first newline.
-    scan: while try available(index) {
-      if index >= sniffLimit { return false }
-      let byte = buffer[start + index]
-      index += 1
-      if byte == 0x0A { return false }
-      if inString {
-        if byte == UInt8(ascii: "\\") {
-          index += 1
-        } else if byte == UInt8(ascii: "\"") {
-          inString = false
-          if depth == 0 { break scan }
-        }
-        continue
+    // The first line's length (within the limit).
+    var lineLength = 0
+    while true {
+      if try !available(lineLength) { break }
+      let window = min(end - start, sniffLimit)
+      if let found = TextPosition.memoryChr(buffer.baseAddress! + start + lineLength, 0x0A, window - lineLength) {
+        lineLength = found - UnsafePointer(buffer.baseAddress! + start)
+        break
       }
-      switch byte {
-      case UInt8(ascii: "\""):
-        inString = true
-        started = true
-      case UInt8(ascii: "{"), UInt8(ascii: "["):
-        depth += 1
-        started = true
-      case UInt8(ascii: "}"), UInt8(ascii: "]"):
-        depth -= 1
-        if depth <= 0 { break scan }
-      case 0x20, 0x09, 0x0D:
-        if started && depth == 0 { break scan }
-      default:
-        started = true
-      }
+      lineLength = window
+      if lineLength >= sniffLimit { return false }
     }
+    // Where the first value ends, by structure, within the line.
+    guard var index = try extent(at: 0, limit: lineLength) else { return false }
     // The rest of the first line must be blank.
-    while try available(index) {
-      if index >= sniffLimit { return false }
+    while index < lineLength {
       let byte = buffer[start + index]
-      if byte == 0x0A { break }
       if byte != 0x20 && byte != 0x09 && byte != 0x0D { return false }
       index += 1
     }
     // More non-blank text after the line?
     while try available(index) {
+      if index >= 2 * sniffLimit { return false }
       switch buffer[start + index] {
       case 0x20, 0x09, 0x0A, 0x0D: index += 1
       default: return true
@@ -520,8 +509,9 @@ public final class StoredProfileReader {
 
   /// At a top-level `{`: if a `"result"` member holding an array comes before the object
   /// ends, consumes up to that array's `[` and returns true; otherwise consumes nothing.
-  /// Only the members before `"result"` are buffered (AM lists it first).
+  /// Only the members before `"result"` are buffered (AM lists it first), at most 4 MiB.
   func enterResultArray() throws(StoredReadError) -> Bool {
+    let limit = 4 << 20
     var index = 1
     func skipBlank() throws(StoredReadError) {
       while try available(index) {
@@ -534,16 +524,11 @@ public final class StoredProfileReader {
     while true {
       try skipBlank()
       guard try available(index), buffer[start + index] == UInt8(ascii: "\"") else { return false }
-      let keyStart = index
-      index += 1
-      while try available(index), buffer[start + index] != UInt8(ascii: "\"") {
-        if buffer[start + index] == UInt8(ascii: "\\") { index += 1 }
-        index += 1
-      }
-      guard try available(index) else { return false }
-      let isResult = index - keyStart - 1 == 6 && Array(UnsafeBufferPointer(
-        start: buffer.baseAddress! + start + keyStart + 1, count: 6)) == Array("result".utf8)
-      index += 1
+      guard let keyLength = try extent(at: index, limit: limit) else { return false }
+      let isResult =
+        keyLength == 8
+        && UnsafeBufferPointer(start: buffer.baseAddress! + start + index, count: 8).elementsEqual("\"result\"".utf8)
+      index += keyLength
       try skipBlank()
       guard try available(index), buffer[start + index] == UInt8(ascii: ":") else { return false }
       index += 1
@@ -554,12 +539,8 @@ public final class StoredProfileReader {
         return true
       }
       // Skip this member's value by structure.
-      let saveStart = start
-      start += index
-      let length = try valueLength()
-      index = start - saveStart + length
-      start = saveStart
-      if length == 0 { return false }
+      guard let length = try extent(at: index, limit: limit) else { return false }
+      index += length
       try skipBlank()
       guard try available(index), buffer[start + index] == UInt8(ascii: ",") else { return false }
       index += 1
@@ -568,27 +549,14 @@ public final class StoredProfileReader {
 
   /// After the listing's array: the rest of the enclosing object, skipped by structure.
   func skipRestOfObject() throws(StoredReadError) {
-    var depth = 1
-    var inString = false
+    var finder = JSONExtent(openContainers: 1)
     while try available(0) {
-      let byte = buffer[start]
-      advance(1)
-      if inString {
-        if byte == UInt8(ascii: "\\") {
-          if try available(0) { advance(1) }
-        } else if byte == UInt8(ascii: "\"") {
-          inString = false
-        }
-        continue
+      let count = end - start
+      if let found = finder.scan(buffer.baseAddress! + start, count: count) {
+        advance(found)
+        return
       }
-      switch byte {
-      case UInt8(ascii: "\""): inString = true
-      case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-      case UInt8(ascii: "}"), UInt8(ascii: "]"):
-        depth -= 1
-        if depth == 0 { return }
-      default: break
-      }
+      advance(count)
     }
     throw error("unexpected end of input in the listing object")
   }
@@ -597,5 +565,4 @@ public final class StoredProfileReader {
     try skipWhitespace()
     if try available(0) { throw error("unexpected text after the stored profiles") }
   }
-
 }

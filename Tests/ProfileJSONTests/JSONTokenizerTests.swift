@@ -1,0 +1,119 @@
+import Testing
+
+@_spi(JSONTokenizer) @testable import ProfileJSON
+
+/// The shared tokenizer: tokens, extents over split input, positions, and JavaScript equality.
+@Suite struct JSONTokenizerTests {
+  func scan<T>(_ text: String, _ body: (inout JSONScanner) throws -> T) rethrows -> T {
+    let bytes = Array(text.utf8)
+    return try bytes.withUnsafeBufferPointer { buffer in
+      var scanner = JSONScanner(buffer)
+      return try body(&scanner)
+    }
+  }
+
+  @Test("strings: raw bytes without escapes, decoded with them, lone surrogates as U+FFFD")
+  func strings() throws {
+    try scan(#""plain text" "#) { scanner in
+      let token = try scanner.string()
+      #expect(!token.hasEscapes)
+      #expect(token.rawEquals("plain text"))
+      #expect(scanner.offset == 12)
+    }
+    try scan(#""a\"b\u00e9\ud83d\ude00\ud800x""#) { scanner in
+      let token = try scanner.string()
+      #expect(token.hasEscapes)
+      #expect(token.decoded == "a\"bé😀\u{FFFD}x")
+    }
+  }
+
+  @Test(
+    "numbers are read as JavaScript reads them",
+    arguments: [
+      ("0", 0.0), ("-0", -0.0), ("1e400", .infinity), ("-1e400", -.infinity), ("1e-400", 0), ("0.1", 0.1),
+      ("9007199254740993", 9_007_199_254_740_992), ("123456789012345678901234567890", 1.2345678901234568e29),
+      ("52.520008", 52.520008), ("5e-324", .leastNonzeroMagnitude),
+    ])
+  func numbers(text: String, expected: Double) throws {
+    let value = try scan(text) { try $0.number() }
+    #expect(value == expected && value.sign == expected.sign, "\(text)")
+  }
+
+  @Test(
+    "errors name what was expected, at the right offset",
+    arguments: [
+      ("[1,]", "unexpected ']', expected a value", 3), ("{\"a\" 1}", "unexpected '1', expected ':'", 5),
+      ("\"a\tb\"", "control character 0x9 in a string (escape it)", 2), ("\"\\x\"", "invalid escape '\\x'", 1),
+      ("01", "unexpected '1', expected end of input", 1), ("-", "unexpected end of input, expected a digit", 1),
+      ("tru", "unexpected end of input, expected true", 3),
+    ])
+  func errors(text: String, message: String, offset: Int) {
+    do {
+      try scan(text) { scanner in
+        scanner.skipWhitespace()
+        try scanner.skipValue()
+        try scanner.expectEnd()
+      }
+      Issue.record("\(text) was accepted")
+    } catch let error as JSONTokenError {
+      #expect(error.message == message, "\(text)")
+      #expect(error.offset == offset, "\(text)")
+    } catch {
+      Issue.record("\(error)")
+    }
+  }
+
+  @Test("skipValue honours its depth limit")
+  func depthLimit() {
+    let deep = String(repeating: "[", count: 11) + String(repeating: "]", count: 11)
+    #expect(throws: JSONTokenError.self) { try scan(deep) { try $0.skipValue(maxDepth: 10) } }
+    #expect(throws: Never.self) { try scan(deep) { try $0.skipValue(maxDepth: 11) } }
+  }
+
+  @Test("JSONExtent finds a value's end however the text is split into pieces")
+  func extentAcrossPieces() {
+    let text = #"{"a": "x}\"]", "b": [1, {"c": "{"}]} trailing"#
+    let bytes = Array(text.utf8)
+    let expected = text.utf8.count - " trailing".utf8.count
+    for piece in 1...bytes.count {
+      var finder = JSONExtent()
+      var found: Int?
+      var start = 0
+      bytes.withUnsafeBufferPointer { buffer in
+        while start < buffer.count, found == nil {
+          let count = min(piece, buffer.count - start)
+          if let end = finder.scan(buffer.baseAddress! + start, count: count) { found = start + end }
+          start += count
+        }
+      }
+      #expect(found == expected, "pieces of \(piece)")
+    }
+    var scalar = JSONExtent()
+    #expect(Array("123 ".utf8).withUnsafeBufferPointer { scalar.scan($0.baseAddress!, count: 4) } == 3)
+  }
+
+  @Test("positions: 1-based lines, columns in characters")
+  func positions() {
+    let bytes = Array("ab\ncé\n\nxyz".utf8)
+    bytes.withUnsafeBufferPointer { buffer in
+      #expect(TextPosition.locate(0, in: buffer) == (1, 1))
+      #expect(TextPosition.locate(3, in: buffer) == (2, 1))
+      #expect(TextPosition.locate(6, in: buffer) == (2, 3))  // after "cé" (3 bytes, 2 characters)
+      #expect(TextPosition.locate(8, in: buffer) == (4, 1))
+      #expect(TextPosition.locate(99, in: buffer) == (4, 4))
+    }
+  }
+
+  @Test("JSON equality and lookup are by code units, as in JavaScript")
+  func equalityByCodeUnits() throws {
+    #expect(JSON.string("é") != JSON.string("e\u{301}"))
+    #expect(JSON.string("é") == JSON.string("\u{E9}"))
+    let object = try JSONParser.parse(#"{"e\u0301": 1}"#)
+    #expect(object["é"] == nil)
+    #expect(object["e\u{301}"] == 1)
+    #expect(try JSONParser.parse(#"{"é": 1}"#) != object)
+    var edited = object.objectValue!
+    edited["é"] = 2
+    #expect(edited.count == 2)
+  }
+}
