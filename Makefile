@@ -51,7 +51,12 @@ RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --stat
   -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker $(COMMIT_OBJECT) -Xlinker --no-export-dynamic \
   -Xlinker --section-ordering-file=$(CURDIR)/bench/collect-order.txt
 
-.PHONY: run test build release install install-files man completions docs deb check-deb bench deps-build \
+# The toolchain's swift-format with the repo's .swift-format; `swift format --in-place --recursive
+# Sources Tests Fuzz Package.swift` fixes what it reports.
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
+
+.PHONY: lint run test build release install install-files man completions docs deb check-deb bench deps-build \
   deps-test deps-bench deps-docs deps-deb deps-deb-test clean \
   fuzz fuzz-build fuzz-replay-corpus
 
@@ -111,7 +116,7 @@ release: deps-build
 build: deps-build
 	$(SWIFT) build
 
-test: deps-test
+test: deps-test lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) fuzz-replay-corpus

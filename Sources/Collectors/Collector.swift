@@ -111,7 +111,8 @@ public final class SharedFacts: Sendable {
 /// threads at once: the notes sit behind a `Mutex`.
 public final class Diagnostics: Sendable {
   public enum Level: Int, Sendable, Comparable {
-    case detail = 0, warning = 1
+    case detail = 0
+    case warning = 1
     public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
   }
   public struct Note: Sendable, Equatable {

@@ -26,8 +26,12 @@ public struct Location: Sendable, Equatable {
     guard parts.count == 2 else {
       throw .invalid(source: source, reason: "expected \"LATITUDE,LONGITUDE\", e.g. \"52.52,13.405\", got \"\(text)\"")
     }
-    guard let latitude = parseCoordinate(parts[0]) else { throw .invalid(source: source, reason: "latitude \"\(parts[0])\" is not a number") }
-    guard let longitude = parseCoordinate(parts[1]) else { throw .invalid(source: source, reason: "longitude \"\(parts[1])\" is not a number") }
+    guard let latitude = parseCoordinate(parts[0]) else {
+      throw .invalid(source: source, reason: "latitude \"\(parts[0])\" is not a number")
+    }
+    guard let longitude = parseCoordinate(parts[1]) else {
+      throw .invalid(source: source, reason: "longitude \"\(parts[1])\" is not a number")
+    }
     return try Location(latitude: latitude, longitude: longitude, source: source)
   }
 

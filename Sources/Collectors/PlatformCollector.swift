@@ -188,7 +188,8 @@ package func ianaZone(fromPath path: String) -> String? {
 private func validZoneName(_ name: String) -> String? {
   if name == "UTC" || name == "Etc/UTC" || name == "GMT" || name == "Universal" || name == "Zulu" { return name }
   // IANA names are Area/Location (or a few single names); POSIX rules contain digits and signs.
-  let valid = !name.isEmpty && name.first!.isLetter
+  let valid =
+    !name.isEmpty && name.first!.isLetter
     && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/_-+".contains($0)) }
     && (name.contains("/") || !name.contains(where: { $0.isNumber }))
   return valid ? name : nil

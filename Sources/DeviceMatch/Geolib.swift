@@ -1,3 +1,5 @@
+import ProfileJSON
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import ProfileJSON
 
 /// Why geolib would throw while reading a coordinate (the script does not catch it).
 struct GeolibThrow: Error {

@@ -341,7 +341,9 @@ enum JS {
       var value = 0
       var expNegative = false
       for byte in exponent {
-        if byte == UInt8(ascii: "-") { expNegative = true } else if byte != UInt8(ascii: "+") {
+        if byte == UInt8(ascii: "-") {
+          expNegative = true
+        } else if byte != UInt8(ascii: "+") {
           value = min(value * 10 + Int(byte - 48), 100_000)
         }
       }

@@ -127,7 +127,8 @@ public enum MatchConfigError: Error, Equatable, CustomStringConvertible {
         return text + "… (\(name.utf8.count) bytes)"
       }
       if scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0) {
-        text += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+        text +=
+          "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
           + String(scalar.value, radix: 16)
       } else {
         text.unicodeScalars.append(scalar)

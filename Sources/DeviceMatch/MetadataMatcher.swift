@@ -1,3 +1,5 @@
+import ProfileJSON
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import ProfileJSON
 
 /// One leaf where the stored and incoming metadata differ.
 public struct Mismatch: Sendable, Equatable {

@@ -1,9 +1,10 @@
+import ProfileJSON
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
   import Musl
 #endif
-import ProfileJSON
 
 /// Where a journey starts: AM's authenticate endpoint for a realm and a tree.
 public struct AuthenticateEndpoint: Sendable, Equatable {

@@ -14,7 +14,8 @@ package struct OutputOptions: ParsableArguments {
 
   @Option(
     name: .shortAndLong,
-    help: ArgumentHelp("Write the result to FILE atomically instead of stdout ('-': stdout); a replaced file keeps its mode.",
+    help: ArgumentHelp(
+      "Write the result to FILE atomically instead of stdout ('-': stdout); a replaced file keeps its mode.",
       valueName: "FILE"))
   package var output: String?
 

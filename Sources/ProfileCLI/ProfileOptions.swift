@@ -1,21 +1,26 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import ArgumentParser
 import Collectors
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// Options that name the device identity: where the key lives and which machine is read.
 /// `identifier` takes only these; the commands that collect a profile take `ProfileOptions`.
 package struct IdentityOptions: ParsableArguments {
-  @Option(name: .customLong("state-dir"), help: ArgumentHelp(
-    "Directory of the device key (default: $FR_PROFILE_HOME; for root /var/lib/fr-profile; else $XDG_STATE_HOME/fr-profile or ~/.local/state/fr-profile).",
-    valueName: "DIR"))
+  @Option(
+    name: .customLong("state-dir"),
+    help: ArgumentHelp(
+      "Directory of the device key (default: $FR_PROFILE_HOME; for root /var/lib/fr-profile; else $XDG_STATE_HOME/fr-profile or ~/.local/state/fr-profile).",
+      valueName: "DIR"))
   package var stateDirectory: String?
 
-  @Option(name: .customLong("root"), help: ArgumentHelp(
-    "Collect a recorded machine tree (its /proc, /sys, /etc) instead of /.", valueName: "DIR"))
+  @Option(
+    name: .customLong("root"),
+    help: ArgumentHelp(
+      "Collect a recorded machine tree (its /proc, /sys, /etc) instead of /.", valueName: "DIR"))
   package var root: String = "/"
 
   @Flag(name: .shortAndLong, help: "Explain on stderr where each value came from and what was dropped.")
@@ -45,12 +50,16 @@ package struct ProfileOptions: ParsableArguments {
   @Option(parsing: .unconditional, help: ArgumentHelp("Longitude to report with --location (-180…180).", valueName: "DEGREES"))
   package var longitude: Double?
 
-  @Option(name: .customLong("location-file"), help: ArgumentHelp(
-    "File holding \"LATITUDE,LONGITUDE\" (default: <state-dir>/location, when present).", valueName: "FILE"))
+  @Option(
+    name: .customLong("location-file"),
+    help: ArgumentHelp(
+      "File holding \"LATITUDE,LONGITUDE\" (default: <state-dir>/location, when present).", valueName: "FILE"))
   package var locationFile: String?
 
-  @Option(name: .customLong("user-agent"), help: ArgumentHelp(
-    "Report this user agent instead of fr-profile's own.", valueName: "TEXT"))
+  @Option(
+    name: .customLong("user-agent"),
+    help: ArgumentHelp(
+      "Report this user agent instead of fr-profile's own.", valueName: "TEXT"))
   package var userAgent: String?
 
   package init() {}
@@ -142,7 +151,9 @@ package struct ProfileSettings: Equatable {
       throw Failure(code: 65, error.description)
     }
     if found == nil {
-      note("location asked for, but no position is configured (--latitude/--longitude, FR_PROFILE_LOCATION or a location file); location omitted.")
+      note(
+        "location asked for, but no position is configured (--latitude/--longitude, FR_PROFILE_LOCATION or a location file); location omitted."
+      )
     }
     if verbose, let found { detail("location from \(found.source)") }
     return found?.location

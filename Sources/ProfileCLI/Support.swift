@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import ArgumentParser
 import Collectors
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// A failure with its message and sysexits code. Commands throw it; `reportingFailures` prints
 /// the one-line message and exits with the code (ArgumentParser would exit 1 for any error).
@@ -49,28 +50,34 @@ extension IdentityError {
     case .stateDirectoryNotADirectory(let path):
       return "the state directory \(path) is not a directory (or is a symbolic link). Remove it or pass another --state-dir."
     case .stateDirectoryForeignOwner(let path, let owner):
-      return "the state directory \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as its owner or pass your own --state-dir."
+      return
+        "the state directory \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as its owner or pass your own --state-dir."
     case .stateDirectoryInsecure(let path, let mode):
       return "the state directory \(path) has mode \(octalText(mode)); others could replace the device key. Run 'chmod 700 \(path)'."
     case .stateDirectoryUnsafe(let path, let ancestor, let reason):
       switch reason {
       case .ancestorOwner(let uid):
-        return "the state directory \(path) is unsafe: \(ancestor) belongs to uid \(uid), who could swap it. Use a --state-dir whose parents belong to root or to you."
+        return
+          "the state directory \(path) is unsafe: \(ancestor) belongs to uid \(uid), who could swap it. Use a --state-dir whose parents belong to root or to you."
       case .ancestorWritable(let mode):
-        return "the state directory \(path) is unsafe: \(ancestor) (mode \(octalText(mode))) is writable by others, who could swap it. Run 'chmod go-w \(ancestor)' or use another --state-dir."
+        return
+          "the state directory \(path) is unsafe: \(ancestor) (mode \(octalText(mode))) is writable by others, who could swap it. Run 'chmod go-w \(ancestor)' or use another --state-dir."
       case .rootDirectory:
         return "the state directory cannot be /. Pass a directory of its own with --state-dir."
       }
     case .cannotCreateStateDirectory(let path, let errno):
       return "cannot create the state directory \(path): \(errnoText(errno)). Pass a writable --state-dir or set FR_PROFILE_HOME."
     case .stateDirectoryUnreadable(let path, let errno):
-      return "cannot open \(path) on the way to the state directory: \(errnoText(errno)). Check its owner and mode, or pass another --state-dir."
+      return
+        "cannot open \(path) on the way to the state directory: \(errnoText(errno)). Check its owner and mode, or pass another --state-dir."
     case .cannotWriteKey(let path, let errno):
       return "cannot create the device key in \(path): \(errnoText(errno)). Make the directory writable by you or pass another --state-dir."
     case .keyNotARegularFile(let path):
-      return "the device key file \(path) is not a regular file (a link, FIFO or directory). Move it away; restore the key from a backup if it is the private key."
+      return
+        "the device key file \(path) is not a regular file (a link, FIFO or directory). Move it away; restore the key from a backup if it is the private key."
     case .keyForeignOwner(let path, let owner):
-      return "the device key file \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as the key's owner, or 'chown' it back."
+      return
+        "the device key file \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as the key's owner, or 'chown' it back."
     case .keyInsecureMode(let path, let mode):
       // The private key and the TPM blob must be 0600; the public-key cache only must not be writable by others.
       return path.hasSuffix(".pem") || path.hasSuffix(".tpm")
@@ -82,13 +89,16 @@ extension IdentityError {
         ? "cannot read the device key at \(path): \(errnoText(errno)). It belongs to another user or has the wrong mode: run fr-profile as the key's owner (root for /var/lib/fr-profile), or pass your own --state-dir."
         : "cannot read the device key at \(path): \(errnoText(errno)). Check the disk, restore the key from a backup, or run 'fr-profile identifier --reset' to make a new identity."
     case .keyCorrupt(let path, let reason):
-      return "the device key \(path) is corrupt (\(reason)). Restore it from a backup, or run 'fr-profile identifier --reset' to make a new identity."
+      return
+        "the device key \(path) is corrupt (\(reason)). Restore it from a backup, or run 'fr-profile identifier --reset' to make a new identity."
     case .keyMismatch(let path):
       return "the public key cached beside \(path) does not belong to it. Delete the .pub file to rebuild it from the key."
     case .keyMissing(let path, let backups):
-      return "the device key \(path) is missing, but earlier keys are kept (\(backups.last ?? "")): restore one with 'mv BACKUP \(path)', or run 'fr-profile identifier --reset' to make a new identity."
+      return
+        "the device key \(path) is missing, but earlier keys are kept (\(backups.last ?? "")): restore one with 'mv BACKUP \(path)', or run 'fr-profile identifier --reset' to make a new identity."
     case .keyInTPM(let path):
-      return "the device key moved into the TPM (\(path)) while this ran; nothing was reset. Run 'fr-profile identifier --reset' again to make a new key in the TPM."
+      return
+        "the device key moved into the TPM (\(path)) while this ran; nothing was reset. Run 'fr-profile identifier --reset' again to make a new key in the TPM."
     }
   }
 }
@@ -117,7 +127,8 @@ package func writeStandardError(_ text: String) {
 package func warnIfOversized(_ size: Int, subject: String = "the profile") {
   guard size > DeviceProfile.defaultMaximumSize else { return }
   writeStandardError(
-    "fr-profile: warning: \(subject) is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes; the Device Profile Collector node may reject it.\n")
+    "fr-profile: warning: \(subject) is \(size) bytes, above AM's default Maximum Profile Size of \(DeviceProfile.defaultMaximumSize) bytes; the Device Profile Collector node may reject it.\n"
+  )
 }
 
 package func note(_ text: String) { writeStandardError("fr-profile: note: \(text)\n") }
@@ -145,7 +156,10 @@ package func writeFileAtomically(_ path: String, _ text: String) throws {
   let directory = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
   let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
   guard !name.isEmpty, name != ".", name != ".." else {
-    throw Failure(code: 73, "cannot write \(path): not a file name. Name the file to write, e.g. --output \(path.hasSuffix("/") ? path : path + "/")profile.json.")
+    throw Failure(
+      code: 73,
+      "cannot write \(path): not a file name. Name the file to write, e.g. --output \(path.hasSuffix("/") ? path : path + "/")profile.json."
+    )
   }
   func failure(_ code: Int32, _ what: String, _ error: Int32) -> Failure {
     Failure(code: code, "\(what) \(path): \(String(cString: strerror(error))).")
@@ -159,7 +173,10 @@ package func writeFileAtomically(_ path: String, _ text: String) throws {
   var replacing = false
   if fstatat(dir, name, &existing, AT_SYMLINK_NOFOLLOW) == 0 {
     guard existing.st_mode & S_IFMT == S_IFREG else {
-      throw Failure(code: 73, "cannot write \(path): it exists and is not a regular file (a link, FIFO, device or directory); fr-profile replaces only regular files. Remove it or choose another --output.")
+      throw Failure(
+        code: 73,
+        "cannot write \(path): it exists and is not a regular file (a link, FIFO, device or directory); fr-profile replaces only regular files. Remove it or choose another --output."
+      )
     }
     replacing = true
   }

@@ -1,3 +1,5 @@
+// swift-format-ignore-file: NoBlockComments
+// (Inline /* TPM2_… */ comments name the TPM constants where their numbers are used.)
 import CTSS2
 import Crypto
 

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Collectors
 import Journey
-import JourneyProfiler
 import JourneyHTTP
+import JourneyProfiler
 import ProfileCLI
 import ProfileJSON
 
@@ -126,7 +126,8 @@ struct JourneyCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
   var timeout: Double = 30
 
-  @Option(name: .customLong("max-time"), help: ArgumentHelp("Seconds the whole journey may take, answering included.", valueName: "SECONDS"))
+  @Option(
+    name: .customLong("max-time"), help: ArgumentHelp("Seconds the whole journey may take, answering included.", valueName: "SECONDS"))
   var maxTime: Double = 300
 
   @Option(
@@ -134,7 +135,8 @@ struct JourneyCommand: ParsableCommand {
     help: ArgumentHelp("The largest response body accepted, in bytes (default 1 MiB).", valueName: "BYTES"))
   var maxResponseSize: Int = HTTPClient.defaultMaximumResponseSize
 
-  @Flag(name: .customLong("insecure-http"), help: "Allow a plain http:// --server that is not on this machine (the password travels in clear).")
+  @Flag(
+    name: .customLong("insecure-http"), help: "Allow a plain http:// --server that is not on this machine (the password travels in clear).")
   var insecureHTTP = false
 
   @Flag(help: "Print AM's whole success JSON instead of the token alone.")
@@ -165,7 +167,8 @@ struct JourneyCommand: ParsableCommand {
         throw Failure(code: 66, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
       }
       if server.hasPrefix("http://"), !Self.isLoopback(server) {
-        writeStandardError("fr-profile: warning: --insecure-http: talking plain http to \(server); the password and the session token travel in clear.\n")
+        writeStandardError(
+          "fr-profile: warning: --insecure-http: talking plain http to \(server); the password and the session token travel in clear.\n")
       }
       let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
       let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)

@@ -138,7 +138,8 @@ final class StepAnswerer {
       warnIfOversized(answer.size, subject: answers.count == 1 ? "the profile" : "the profile for callbacks[\(answer.index)]")
       if settings.verbose {
         detail(
-          "answered DeviceProfileCallback (metadata \(answer.request.metadata), location \(answer.request.location)): \(answer.size) bytes.")
+          "answered DeviceProfileCallback (metadata \(answer.request.metadata), location \(answer.request.location)): \(answer.size) bytes."
+        )
       }
     }
   }

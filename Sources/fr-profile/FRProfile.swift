@@ -1,6 +1,6 @@
 import ArgumentParser
-import ProfileCLI
 import Collectors
+import ProfileCLI
 
 @main
 struct FRProfile: ParsableCommand {

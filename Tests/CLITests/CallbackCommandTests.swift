@@ -4,8 +4,10 @@ import Testing
 
 /// `fr-profile callback` on AM's own authenticate responses and on our own.
 @Suite struct CallbackCommandTests {
-  static let reference = ["authenticate-device-profile-All.json", "authenticate-device-profile-MetadataOnly.json",
-                          "authenticate-device-profile-LocationOnly.json", "several-callbacks.json"]
+  static let reference = [
+    "authenticate-device-profile-All.json", "authenticate-device-profile-MetadataOnly.json",
+    "authenticate-device-profile-LocationOnly.json", "several-callbacks.json",
+  ]
 
   func parse(_ text: String) throws -> JSON { try JSONParser.parse(text) }
 
@@ -24,7 +26,8 @@ import Testing
       let value = try #require(answered[index]["input"]?.arrayValue?.first?["value"]?.stringValue)
       found.append(try parse(value))
       guard case .object(var callback) = callbacks[index], case .array(var inputs)? = callback["input"],
-        case .object(var first) = inputs[0] else { continue }
+        case .object(var first) = inputs[0]
+      else { continue }
       first["value"] = .string(value)
       inputs[0] = .object(first)
       callback["input"] = .array(inputs)
@@ -85,16 +88,30 @@ import Testing
     #expect(result.stderr.contains("no DeviceProfileCallback"))
   }
 
-  @Test("malformed bodies are errors naming what is wrong", arguments: [
-    ("{\"authId\": \"x\", \"callbacks\": [", "line 1"),
-    ("[1, 2]", "not a JSON object"),
-    ("{\"authId\": \"x\"}", "no \"callbacks\""),
-    (#"{"callbacks":[{"type":"DeviceProfileCallback","output":[{"name":"metadata","value":"yes"},{"name":"location","value":false}],"input":[{"name":"IDToken1","value":""}]}]}"#, "callbacks[0]"),
-    (#"{"callbacks":[{"type":"DeviceProfileCallback","output":[{"name":"location","value":false}],"input":[{"name":"IDToken1","value":""}]}]}"#, "no output \"metadata\""),
-    (#"{"callbacks":[{"type":"DeviceProfileCallback","output":[{"name":"metadata","value":true},{"name":"location","value":false}]}]}"#, "input[0]"),
-    (#"{"callbacks":[{"type":"NameCallback"},{"type":"DeviceProfileCallback","output":[{"name":"metadata","value":true},{"name":"location","value":false},{"name":"message","value":7}],"input":[{}]}]}"#, "callbacks[1]"),
-    ("", "not JSON"),
-  ])
+  @Test(
+    "malformed bodies are errors naming what is wrong",
+    arguments: [
+      ("{\"authId\": \"x\", \"callbacks\": [", "line 1"),
+      ("[1, 2]", "not a JSON object"),
+      ("{\"authId\": \"x\"}", "no \"callbacks\""),
+      (
+        #"{"callbacks":[{"type":"DeviceProfileCallback","output":[{"name":"metadata","value":"yes"},{"name":"location","value":false}],"input":[{"name":"IDToken1","value":""}]}]}"#,
+        "callbacks[0]"
+      ),
+      (
+        #"{"callbacks":[{"type":"DeviceProfileCallback","output":[{"name":"location","value":false}],"input":[{"name":"IDToken1","value":""}]}]}"#,
+        "no output \"metadata\""
+      ),
+      (
+        #"{"callbacks":[{"type":"DeviceProfileCallback","output":[{"name":"metadata","value":true},{"name":"location","value":false}]}]}"#,
+        "input[0]"
+      ),
+      (
+        #"{"callbacks":[{"type":"NameCallback"},{"type":"DeviceProfileCallback","output":[{"name":"metadata","value":true},{"name":"location","value":false},{"name":"message","value":7}],"input":[{}]}]}"#,
+        "callbacks[1]"
+      ),
+      ("", "not JSON"),
+    ])
   func rejectsMalformed(body: String, mentions: String) throws {
     let state = try makeTemporaryDirectory()
     defer { removeTemporaryDirectory(state) }

@@ -11,7 +11,9 @@ import Testing
   /// disk, as statvfs sees it) after checking their shape.
   func normalise(_ text: String) -> String {
     var result = text
-    for (pattern, placeholder) in [(Self.identifierPattern, #""identifier":"<identifier>""#), (Self.storagePattern, #""storage":"<storage>""#)] {
+    for (pattern, placeholder) in [
+      (Self.identifierPattern, #""identifier":"<identifier>""#), (Self.storagePattern, #""storage":"<storage>""#),
+    ] {
       result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: placeholder)
     }
     return result
@@ -29,7 +31,8 @@ import Testing
     if ProcessInfo.processInfo.environment["FR_PROFILE_RECORD"] == "1" {
       try normalised.write(toFile: golden, atomically: true, encoding: .utf8)
     }
-    #expect(normalised == (try String(contentsOfFile: golden, encoding: .utf8)), "re-record with FR_PROFILE_RECORD=1 if the change is intended")
+    #expect(
+      normalised == (try String(contentsOfFile: golden, encoding: .utf8)), "re-record with FR_PROFILE_RECORD=1 if the change is intended")
     #expect(result.stdout.utf8.count <= 1536)
   }
 
@@ -70,7 +73,8 @@ import Testing
     defer { removeTemporaryDirectory(state) }
     let flags = try run(["collect", "--no-metadata", "--location", "--latitude", "52.52", "--longitude", "13.405", "--state-dir", state])
     #expect(flags.stdout.hasSuffix(#","location":{"latitude":52.52,"longitude":13.405}}"# + "\n"))
-    let env = try run(["collect", "--no-metadata", "--location", "--state-dir", state], environment: ["FR_PROFILE_LOCATION": "-33.8688,151.2093"])
+    let env = try run(
+      ["collect", "--no-metadata", "--location", "--state-dir", state], environment: ["FR_PROFILE_LOCATION": "-33.8688,151.2093"])
     #expect(env.stdout.contains(#""location":{"latitude":-33.8688,"longitude":151.2093}"#))
     try "# office\n48.8566,2.3522\n".write(toFile: state + "/location", atomically: true, encoding: .utf8)
     let file = try run(["collect", "--no-metadata", "--location", "--state-dir", state])
@@ -88,15 +92,17 @@ import Testing
     #expect(result.stderr.contains("no position is configured"))
   }
 
-  @Test("bad input gets its exit code and a one-line error", arguments: [
-    (["collect", "--latitude", "1"], [:], Int32(64), "--latitude"),
-    (["collect", "--location", "--latitude", "1"], [:], 64, "--latitude and --longitude"),
-    (["collect", "--root", "/nonexistent/tree"], [:], 66, "/nonexistent/tree"),
-    (["collect", "--location"], ["FR_PROFILE_LOCATION": "99,0"], 65, "FR_PROFILE_LOCATION"),
-    (["collect", "--location", "--location-file", "/nonexistent/loc"], [:], 66, "/nonexistent/loc"),
-    (["collect", "--output", "/nonexistent/dir/p.json"], [:], 73, "/nonexistent/dir/p.json"),
-    (["collect", "--pretty", "--compact"], [:], 64, "--pretty"),
-  ] as [([String], [String: String], Int32, String)])
+  @Test(
+    "bad input gets its exit code and a one-line error",
+    arguments: [
+      (["collect", "--latitude", "1"], [:], Int32(64), "--latitude"),
+      (["collect", "--location", "--latitude", "1"], [:], 64, "--latitude and --longitude"),
+      (["collect", "--root", "/nonexistent/tree"], [:], 66, "/nonexistent/tree"),
+      (["collect", "--location"], ["FR_PROFILE_LOCATION": "99,0"], 65, "FR_PROFILE_LOCATION"),
+      (["collect", "--location", "--location-file", "/nonexistent/loc"], [:], 66, "/nonexistent/loc"),
+      (["collect", "--output", "/nonexistent/dir/p.json"], [:], 73, "/nonexistent/dir/p.json"),
+      (["collect", "--pretty", "--compact"], [:], 64, "--pretty"),
+    ] as [([String], [String: String], Int32, String)])
   func badInput(arguments: [String], environment: [String: String], status: Int32, mentions: String) throws {
     let state = try makeTemporaryDirectory()
     defer { removeTemporaryDirectory(state) }

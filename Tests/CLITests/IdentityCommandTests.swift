@@ -30,7 +30,10 @@ import Testing
     let outputs = Set(results.map { $0?.stdout ?? "failed" })
     #expect(outputs.count == 1)
     #expect(results.allSatisfy { $0?.status == 0 })
-    #expect(try FileManager.default.contentsOfDirectory(atPath: state + "/s").sorted() == [".lock", "device-key.id", "device-key.pem", "device-key.pub"])
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: state + "/s").sorted() == [
+        ".lock", "device-key.id", "device-key.pem", "device-key.pub",
+      ])
   }
 
   @Test func publicKeyIsPEMAndPrivateKeyIsNeverPrinted() throws {

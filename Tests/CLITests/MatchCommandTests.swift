@@ -265,10 +265,11 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 
   @Test("--summary prints totals and the most frequent mismatching keys")
   func summary() throws {
-    let lines = [
-      Self.incoming, Self.drifted([], identifier: "x"), Self.drifted([("hardware", "cpu", 2)]),
-      Self.drifted([("hardware", "cpu", 2), ("platform", "version", "7")]),
-    ].map(Self.text) + ["not json"]
+    let lines =
+      [
+        Self.incoming, Self.drifted([], identifier: "x"), Self.drifted([("hardware", "cpu", 2)]),
+        Self.drifted([("hardware", "cpu", 2), ("platform", "version", "7")]),
+      ].map(Self.text) + ["not json"]
     try withFiles(["stored.jsonl": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
       let result = try match(dir, ["--summary", "stored.jsonl", "incoming.json"])
       #expect(result.status == 0)
@@ -541,7 +542,9 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     }
     let incoming = try run(["match", "--script-defaults", directory + "/small.json", directory + "/huge.json"])
     #expect(incoming.status == 65)
-    #expect(incoming.stderr == "fr-profile: error: \(directory)/huge.json is larger than 16 MiB, the limit for one profile (a device profile is a few KB)\n")
+    #expect(
+      incoming.stderr
+        == "fr-profile: error: \(directory)/huge.json is larger than 16 MiB, the limit for one profile (a device profile is a few KB)\n")
   }
 
   @Test("a compact one-line AM listing over 1 MiB is streamed element by element")
@@ -550,7 +553,8 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     defer { removeTemporaryDirectory(directory) }
     let profile = JSONWriter.compact(MatchCommandTests.incoming)
     let other = JSONWriter.compact(MatchCommandTests.drifted([], identifier: "x"))
-    let listing = "{\"result\":[" + Array(repeating: other, count: 5000).joined(separator: ",") + "," + profile
+    let listing =
+      "{\"result\":[" + Array(repeating: other, count: 5000).joined(separator: ",") + "," + profile
       + "],\"resultCount\":5001}\n"
     #expect(listing.utf8.count > 1 << 20)
     try listing.write(toFile: directory + "/am.json", atomically: true, encoding: .utf8)

@@ -1,6 +1,6 @@
-import SWTPMSupport
 import Foundation
 import ProfileJSON
+import SWTPMSupport
 import Testing
 
 /// `fr-profile journey` binding and signing through a TPM (swtpm on loopback, one per test)

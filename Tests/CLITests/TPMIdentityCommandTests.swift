@@ -1,6 +1,6 @@
-import SWTPMSupport
 import Foundation
 import ProfileJSON
+import SWTPMSupport
 import Testing
 
 /// The device identity in a TPM (swtpm on loopback, one per test): `identifier --move-to-tpm`,

@@ -1,16 +1,18 @@
 import Foundation
-import Testing
 import ProfileJSON
+import Testing
+
 @testable import Collectors
 
 @Suite struct PlatformCollectorTests {
   @Test func laptopPlatformFromDMIAndEtc() {
     let platform = PlatformCollector().collect(FixtureMachine.laptop.context())
-    #expect(platform == [
-      "platform": "Linux", "version": "12", "device": "laptop", "deviceName": "Office ThinkPad",
-      "model": "ThinkPad X1 Carbon Gen 10", "brand": "LENOVO", "locale": "en_US", "timeZone": "Europe/Berlin",
-      "jailBreakScore": 0,
-    ])
+    #expect(
+      platform == [
+        "platform": "Linux", "version": "12", "device": "laptop", "deviceName": "Office ThinkPad",
+        "model": "ThinkPad X1 Carbon Gen 10", "brand": "LENOVO", "locale": "en_US", "timeZone": "Europe/Berlin",
+        "jailBreakScore": 0,
+      ])
   }
 
   @Test func omitsModelAndDeviceWhenDMIIsMissing() {
@@ -136,8 +138,11 @@ import ProfileJSON
   @Test func profileKeepsAndroidTopLevelOrder() throws {
     let location = try Location(latitude: 52.52, longitude: 13.405, source: "test")
     let profile = DeviceProfile.profile(identifier: "id", metadata: ["platform": [:]], location: location)
-    #expect(JSONWriter.compact(profile) == #"{"identifier":"id","version":"1.0","metadata":{"platform":{}},"location":{"latitude":52.52,"longitude":13.405}}"#)
-    #expect(JSONWriter.compact(DeviceProfile.profile(identifier: "id", metadata: nil, location: nil)) == #"{"identifier":"id","version":"1.0"}"#)
+    #expect(
+      JSONWriter.compact(profile)
+        == #"{"identifier":"id","version":"1.0","metadata":{"platform":{}},"location":{"latitude":52.52,"longitude":13.405}}"#)
+    #expect(
+      JSONWriter.compact(DeviceProfile.profile(identifier: "id", metadata: nil, location: nil)) == #"{"identifier":"id","version":"1.0"}"#)
   }
 
   @Test(arguments: FixtureMachine.allCases)
@@ -146,7 +151,9 @@ import ProfileJSON
     let text = JSONWriter.compact(DeviceProfile.profile(identifier: String(repeating: "a", count: 57), metadata: metadata, location: nil))
     #expect(text.utf8.count <= 1536)
     // Serial numbers, MAC addresses, IPs and the raw machine-id in the fixtures never appear.
-    for secret in ["PF3XAMPL", "L1HF2AB00XY", "8c1b2a3f", "a0:b3:c4", "10000000a1b2c3d4", "ec2a7b9c", "4f7c2a9e", "0a1b2c3d4e5f", "172.31", "0102A8C0"] {
+    for secret in [
+      "PF3XAMPL", "L1HF2AB00XY", "8c1b2a3f", "a0:b3:c4", "10000000a1b2c3d4", "ec2a7b9c", "4f7c2a9e", "0a1b2c3d4e5f", "172.31", "0102A8C0",
+    ] {
       #expect(!text.contains(secret), "\(secret) leaked")
     }
   }
@@ -161,7 +168,8 @@ import ProfileJSON
 
 @Suite struct LocationTests {
   @Test func locationFileTakesTheFirstLineThatIsNotAComment() throws {
-    #expect(try Location.parseFile("# office\n\n  48.85, 2.35 \n1,2\n", source: "f") == Location(latitude: 48.85, longitude: 2.35, source: ""))
+    #expect(
+      try Location.parseFile("# office\n\n  48.85, 2.35 \n1,2\n", source: "f") == Location(latitude: 48.85, longitude: 2.35, source: ""))
   }
 
   @Test("invalid positions are errors naming the source", arguments: ["91,0", "0,181", "nan,1", "1", "a,b", "1,2,3", "inf,0", "0x10,1"])

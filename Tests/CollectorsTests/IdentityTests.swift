@@ -1,23 +1,30 @@
 import Foundation
 import Testing
+
 @testable import Collectors
 
 @Suite struct DeviceIdentifierTests {
   // A P-256 public key (SubjectPublicKeyInfo DER); expected digests computed independently with
   // Python's hashlib/hmac: sha1(der) and hmac_sha256(machine_id_bytes, label)[:16 hex].
   static let der: [UInt8] = hexBytes(
-    "3059301306072a8648ce3d020106082a8648ce3d0301070342000440ba18af9a3bb5552d4e2b895119437b87733e00a7fcd550b0c9dd15ae0688ba6c07146fa7e941dcb19a231f82e9790da11731e609fbc63977230ff45789dd04")
+    "3059301306072a8648ce3d020106082a8648ce3d0301070342000440ba18af9a3bb5552d4e2b895119437b87733e00a7fcd550b0c9dd15ae0688ba6c07146fa7e941dcb19a231f82e9790da11731e609fbc63977230ff45789dd04"
+  )
 
   @Test func identifierIsHostPartDashSHA1OfPublicKey() {
     let machineID = DeviceIdentifier.parseMachineID("4f7c2a9e1b3d4c5e8f6a7b8c9d0e1f2a")
-    #expect(DeviceIdentifier.make(machineID: machineID, publicKeyDER: Self.der) == "ea49abb54a828ba4-0b3a6659d7ad8f0977cd3c97e0c58b8a616e3d7a")
+    #expect(
+      DeviceIdentifier.make(machineID: machineID, publicKeyDER: Self.der) == "ea49abb54a828ba4-0b3a6659d7ad8f0977cd3c97e0c58b8a616e3d7a")
   }
 
   @Test func withoutMachineIDOnlyTheKeyPart() {
     #expect(DeviceIdentifier.make(machineID: nil, publicKeyDER: Self.der) == "0b3a6659d7ad8f0977cd3c97e0c58b8a616e3d7a")
   }
 
-  @Test("machine-id must be 32 hex digits", arguments: ["", "uninitialized", "4f7c2a9e1b3d4c5e8f6a7b8c9d0e1f2", "4f7c2a9e1b3d4c5e8f6a7b8c9d0e1f2g", String(repeating: "0", count: 32)])
+  @Test(
+    "machine-id must be 32 hex digits",
+    arguments: [
+      "", "uninitialized", "4f7c2a9e1b3d4c5e8f6a7b8c9d0e1f2", "4f7c2a9e1b3d4c5e8f6a7b8c9d0e1f2g", String(repeating: "0", count: 32),
+    ])
   func rejectsBadMachineID(text: String) {
     #expect(DeviceIdentifier.parseMachineID(text) == nil)
   }
@@ -85,7 +92,8 @@ import Testing
   @Test func corruptKeyIsAnErrorAndUntouched() throws {
     try withStore { store, _ in
       _ = try store.publicKeyDER()
-      try Data("-----BEGIN PRIVATE KEY-----\nnot base64 !!\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: store.privateKeyPath))
+      try Data("-----BEGIN PRIVATE KEY-----\nnot base64 !!\n-----END PRIVATE KEY-----\n".utf8).write(
+        to: URL(fileURLWithPath: store.privateKeyPath))
       let before = contents(store.privateKeyPath)
       #expect(throws: IdentityError.self) { try store.publicKeyDER() }
       #expect(contents(store.privateKeyPath) == before)
@@ -95,7 +103,8 @@ import Testing
   @Test func wellFramedButWrongKeyFailsVerification() throws {
     try withStore { store, _ in
       _ = try store.publicKeyDER()
-      try Data("-----BEGIN PRIVATE KEY-----\nQUJDRA==\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: store.privateKeyPath))
+      try Data("-----BEGIN PRIVATE KEY-----\nQUJDRA==\n-----END PRIVATE KEY-----\n".utf8).write(
+        to: URL(fileURLWithPath: store.privateKeyPath))
       #expect(throws: IdentityError.keyCorrupt(path: store.privateKeyPath, reason: "not a P-256 private key")) { try store.verify() }
     }
   }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Collectors
 
 @Suite struct KeyValueFileTests {
@@ -27,28 +28,32 @@ import Testing
 }
 
 @Suite struct ProcParserTests {
-  @Test("MemTotal in KiB", arguments: [
-    ("MemTotal:       16303580 kB\nMemFree: 1 kB\n", UInt64(16303580) as UInt64?),
-    ("MemFree:         8123456 kB\n", nil),
-    ("MemTotal: lots kB\n", nil),
-    ("MemTotal: 1024 MB\n", nil),
-    ("MemTotal: 18446744073709551615 kB\n", nil),
-    ("", nil),
-  ])
+  @Test(
+    "MemTotal in KiB",
+    arguments: [
+      ("MemTotal:       16303580 kB\nMemFree: 1 kB\n", UInt64(16_303_580) as UInt64?),
+      ("MemFree:         8123456 kB\n", nil),
+      ("MemTotal: lots kB\n", nil),
+      ("MemTotal: 1024 MB\n", nil),
+      ("MemTotal: 18446744073709551615 kB\n", nil),
+      ("", nil),
+    ])
   func parsesMemTotal(text: String, expected: UInt64?) {
     #expect(parseMemTotalKiB(text) == expected)
   }
 
-  @Test("memory rounds up to 128 MiB", arguments: [
-    (UInt64(32507324), UInt64(31872)), (3884396, 3840), (16303580, 16000), (1, 128), (131072, 128), (131073, 256),
-  ])
+  @Test(
+    "memory rounds up to 128 MiB",
+    arguments: [
+      (UInt64(32_507_324), UInt64(31872)), (3_884_396, 3840), (16_303_580, 16000), (1, 128), (131072, 128), (131073, 256),
+    ])
   func roundsMemory(kib: UInt64, mib: UInt64) {
     #expect(roundMemoryMiB(kib: kib) == mib)
   }
 
   @Test func memoryIsStableAcrossSmallKernelDrift() {
     // MemTotal of one 16 GiB laptop under three kernels (6.1, 6.5, 6.8): a few MiB apart.
-    let kernels: [UInt64] = [16303580, 16299412, 16306112]
+    let kernels: [UInt64] = [16_303_580, 16_299_412, 16_306_112]
     #expect(Set(kernels.map { roundMemoryMiB(kib: $0) }).count == 1)
   }
 
@@ -77,7 +82,12 @@ import Testing
     #expect(armCoreName(implementer: "0x51", part: "0xd08") == nil)
   }
 
-  @Test("CPU lists", arguments: [("0-3", 4 as Int?), ("0", 1), ("0-3,8-11", 8), ("0,2,4", 3), ("", nil), ("3-1", nil), ("a-b", nil), ("0-9223372036854775807", nil), ("-1", nil), ("0-3,0-65535", nil)])
+  @Test(
+    "CPU lists",
+    arguments: [
+      ("0-3", 4 as Int?), ("0", 1), ("0-3,8-11", 8), ("0,2,4", 3), ("", nil), ("3-1", nil), ("a-b", nil), ("0-9223372036854775807", nil),
+      ("-1", nil), ("0-3,0-65535", nil),
+    ])
   func countsCPUList(text: String, expected: Int?) {
     #expect(parseCPUListCount(text) == expected)
   }
@@ -107,10 +117,12 @@ import Testing
 }
 
 @Suite struct FillerAndNamingTests {
-  @Test("OEM filler counts as unknown", arguments: [
-    "To be filled by O.E.M.", "To Be Filled By O.E.M.", "Default string", "System Product Name", "  ", "Not Specified",
-    "0000000000", "x.x", "System manufacturer",
-  ])
+  @Test(
+    "OEM filler counts as unknown",
+    arguments: [
+      "To be filled by O.E.M.", "To Be Filled By O.E.M.", "Default string", "System Product Name", "  ", "Not Specified",
+      "0000000000", "x.x", "System manufacturer",
+    ])
   func fillerIsUnknown(value: String) {
     #expect(meaningful(value) == nil)
   }
@@ -120,19 +132,23 @@ import Testing
     #expect(meaningful(nil) == nil)
   }
 
-  @Test("locales normalise to language_TERRITORY", arguments: [
-    ("en_US.UTF-8", "en_US" as String?), ("de_DE.UTF-8@euro", "de_DE"), ("fr_FR", "fr_FR"), ("C", nil), ("POSIX", nil),
-    ("C.UTF-8", nil), ("sr_RS@latin", "sr_RS"),
-  ])
+  @Test(
+    "locales normalise to language_TERRITORY",
+    arguments: [
+      ("en_US.UTF-8", "en_US" as String?), ("de_DE.UTF-8@euro", "de_DE"), ("fr_FR", "fr_FR"), ("C", nil), ("POSIX", nil),
+      ("C.UTF-8", nil), ("sr_RS@latin", "sr_RS"),
+    ])
   func normalisesLocale(value: String, expected: String?) {
     #expect(normalizeLocale(value) == expected)
   }
 
-  @Test("time zones from TZ and links", arguments: [
-    (":Europe/Berlin", "Europe/Berlin" as String?), ("Europe/Berlin", "Europe/Berlin"), ("/usr/share/zoneinfo/Asia/Tokyo", "Asia/Tokyo"),
-    ("CET-1CEST,M3.5.0,M10.5.0/3", nil), ("UTC", "UTC"), ("America/Argentina/Buenos_Aires", "America/Argentina/Buenos_Aires"),
-    ("Etc/GMT+5", "Etc/GMT+5"),
-  ])
+  @Test(
+    "time zones from TZ and links",
+    arguments: [
+      (":Europe/Berlin", "Europe/Berlin" as String?), ("Europe/Berlin", "Europe/Berlin"), ("/usr/share/zoneinfo/Asia/Tokyo", "Asia/Tokyo"),
+      ("CET-1CEST,M3.5.0,M10.5.0/3", nil), ("UTC", "UTC"), ("America/Argentina/Buenos_Aires", "America/Argentina/Buenos_Aires"),
+      ("Etc/GMT+5", "Etc/GMT+5"),
+    ])
   func readsTZ(value: String, expected: String?) {
     #expect(ianaZone(fromTZ: value) == expected)
   }
@@ -143,10 +159,12 @@ import Testing
     #expect(ianaZone(fromPath: "/etc/some/other/file") == nil)
   }
 
-  @Test("DMI chassis types map as hostnamectl does", arguments: [
-    (3, "desktop" as String?), (9, "laptop"), (10, "laptop"), (11, "handset"), (17, "server"), (23, "server"), (30, "tablet"),
-    (31, "convertible"), (34, "embedded"), (1, nil), (2, nil), (99, nil),
-  ])
+  @Test(
+    "DMI chassis types map as hostnamectl does",
+    arguments: [
+      (3, "desktop" as String?), (9, "laptop"), (10, "laptop"), (11, "handset"), (17, "server"), (23, "server"), (30, "tablet"),
+      (31, "convertible"), (34, "embedded"), (1, nil), (2, nil), (99, nil),
+    ])
   func mapsChassis(type: Int, expected: String?) {
     #expect(chassisName(dmiType: type) == expected)
   }
@@ -166,14 +184,17 @@ import Testing
   }
 
   @Test func findsIPv6DefaultRouteButNotRejectRoutes() {
-    let route = "00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 00000400 00000001 00000000 00450003 eth0\n"
-    let reject = "00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 wlan0\n"
+    let route =
+      "00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 00000400 00000001 00000000 00450003 eth0\n"
+    let reject =
+      "00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 wlan0\n"
     #expect(hasDefaultRoute(ipv6Routes: route))
     #expect(!hasDefaultRoute(ipv6Routes: reject))
   }
 
   @Test func globalIPv6OnlyCountsScopeZero() {
-    let text = "20010db8000000000000000000000001 02 40 00 80     eth0\nfe80000000000000a2b3c4fffed5e6f7 03 40 20 80 wlan0\n00000000000000000000000000000001 01 80 10 80       lo\n"
+    let text =
+      "20010db8000000000000000000000001 02 40 00 80     eth0\nfe80000000000000a2b3c4fffed5e6f7 03 40 20 80 wlan0\n00000000000000000000000000000001 01 80 10 80       lo\n"
     #expect(globalIPv6Interfaces(text) == ["eth0"])
   }
 }

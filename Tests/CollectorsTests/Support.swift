@@ -1,10 +1,14 @@
 import Foundation
-@testable import Collectors
 import ProfileJSON
+
+@testable import Collectors
 
 /// The recorded machine trees under Fixtures/machines.
 enum FixtureMachine: String, CaseIterable {
-  case laptop, raspberryPi = "raspberry-pi", cloudVM = "cloud-vm", container
+  case laptop
+  case raspberryPi = "raspberry-pi"
+  case cloudVM = "cloud-vm"
+  case container
 
   var root: String {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/machines/\(rawValue)").path

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Collectors
 
 /// Each detector fires on a tree that should trigger it and stays silent on the clean laptop.
@@ -83,9 +84,11 @@ import Testing
     #expect(finding.evidence[0].hasPrefix("/usr/bin/python3 is setuid"))
   }
 
-  @Test("tainted kernel scores by flag", arguments: [
-    ("0", 0.0), ("1", 0.0), ("2", 0.7), ("8", 0.7), ("4096", 0.3), ("8192", 0.5), ("12289", 0.5), ("512", 0.0),
-  ])
+  @Test(
+    "tainted kernel scores by flag",
+    arguments: [
+      ("0", 0.0), ("1", 0.0), ("2", 0.7), ("8", 0.7), ("4096", 0.3), ("8192", 0.5), ("12289", 0.5), ("512", 0.0),
+    ])
   func taintedKernelScores(value: String, score: Double) throws {
     let tree = try TemporaryTree()
     defer { tree.remove() }

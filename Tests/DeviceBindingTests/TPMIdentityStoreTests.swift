@@ -1,6 +1,6 @@
-import SWTPMSupport
 import Collectors
 import Foundation
+import SWTPMSupport
 import TPMKeys
 import Testing
 

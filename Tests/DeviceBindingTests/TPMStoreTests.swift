@@ -1,8 +1,8 @@
-import SWTPMSupport
 import Collectors
 import Foundation
 import Journey
 import ProfileJSON
+import SWTPMSupport
 import TPMKeys
 import Testing
 

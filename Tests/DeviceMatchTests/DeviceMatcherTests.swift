@@ -1,5 +1,6 @@
-import Testing
 import ProfileJSON
+import Testing
+
 @testable import DeviceMatch
 
 /// The script's decision over stored profiles (src/index.js) and the config.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import DeviceMatch
 
 /// geolib's distance must use the engine's trigonometry: V8's Math.sin/cos/acos are fdlibm,

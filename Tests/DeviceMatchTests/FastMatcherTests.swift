@@ -1,5 +1,6 @@
-import Testing
 import ProfileJSON
+import Testing
+
 @testable import DeviceMatch
 
 /// The specialised replay path must give the general path's answer whenever it answers.
@@ -20,11 +21,13 @@ import ProfileJSON
     #"{"identifier": "d", "metadata": {"platform": {"version": "6.8"}}, "location": {"latitude": -52.52, "longitude": 193.405}}"#,
   ]
 
-  @Test("fast and general paths agree", arguments: [
-    MatchConfig(), MatchConfig(attrWeights: ["version": 0.5, "cpu": 3, "tz": "x"], maxUnmatchedAttrs: 2),
-    MatchConfig(maxUnmatchedAttrs: 100, allowedRadius: 1e9), MatchConfig(maxUnmatchedAttrs: -1),
-    MatchConfig(matchLocation: false), MatchConfig(matchMetadata: false),
-  ])
+  @Test(
+    "fast and general paths agree",
+    arguments: [
+      MatchConfig(), MatchConfig(attrWeights: ["version": 0.5, "cpu": 3, "tz": "x"], maxUnmatchedAttrs: 2),
+      MatchConfig(maxUnmatchedAttrs: 100, allowedRadius: 1e9), MatchConfig(maxUnmatchedAttrs: -1),
+      MatchConfig(matchLocation: false), MatchConfig(matchMetadata: false),
+    ])
   func pathsAgree(config: MatchConfig) throws {
     let matcher = DeviceMatcher(config: config)
     let fast = FastMatcher(matcher: matcher, incoming: Self.incoming)
@@ -58,12 +61,14 @@ import ProfileJSON
     }
   }
 
-  @Test("anything unusual is left to the general path", arguments: [
-    "null", "[1]", #""{}""#, #"{"identifier": "d", "metadata": {"0": 1}}"#, #"{"identifier": "d", "identifier": "d"}"#,
-    #"{"identifier": "d\u0000"}"#, #"{"identifier": "d", "metadata": {"a": 1}"#, #"{"identifier": "d"} x"#,
-    #"{"identifier": "d", "metadata": null, "location": {"latitude": 1, "longitude": 1}}"#,
-    #"{"identifier": "d", "metadata": {}, "location": {"latitude": "1", "longitude": 1}}"#,
-  ])
+  @Test(
+    "anything unusual is left to the general path",
+    arguments: [
+      "null", "[1]", #""{}""#, #"{"identifier": "d", "metadata": {"0": 1}}"#, #"{"identifier": "d", "identifier": "d"}"#,
+      #"{"identifier": "d\u0000"}"#, #"{"identifier": "d", "metadata": {"a": 1}"#, #"{"identifier": "d"} x"#,
+      #"{"identifier": "d", "metadata": null, "location": {"latitude": 1, "longitude": 1}}"#,
+      #"{"identifier": "d", "metadata": {}, "location": {"latitude": "1", "longitude": 1}}"#,
+    ])
   func unusualInputBails(text: String) {
     let fast = FastMatcher(matcher: DeviceMatcher(), incoming: Self.incoming)
     #expect(Array(text.utf8).withUnsafeBufferPointer { fast.match($0) } == nil)

@@ -1,5 +1,6 @@
-import Testing
 import ProfileJSON
+import Testing
+
 @testable import DeviceMatch
 
 /// geolib getDistance as the script uses it (src/location.js).
@@ -10,10 +11,12 @@ import ProfileJSON
     try LocationMatcher().match(incoming: incoming, stored: stored).distance
   }
 
-  @Test("coordinate key variants: lat/lng, lat/lon, latitude/longitude, [lon, lat]", arguments: [
-    ["lat": 52.52, "lng": 13.405] as JSON, ["lat": 52.52, "lon": 13.405], ["latitude": 52.52, "longitude": 13.405],
-    [13.405, 52.52],
-  ])
+  @Test(
+    "coordinate key variants: lat/lng, lat/lon, latitude/longitude, [lon, lat]",
+    arguments: [
+      ["lat": 52.52, "lng": 13.405] as JSON, ["lat": 52.52, "lon": 13.405], ["latitude": 52.52, "longitude": 13.405],
+      [13.405, 52.52],
+    ])
   func keyVariants(point: JSON) throws {
     #expect(try distance(point, berlin) == 65)
   }
@@ -68,11 +71,13 @@ import ProfileJSON
     #expect(try distance([0, 0], [180, 0]) == 20_037_508)
   }
 
-  @Test("a location missing or null on either side: the script would throw", arguments: [
-    (JSON?.none, JSON?.some(["lat": 1, "lng": 1])), (.some(.null), .some(["lat": 1, "lng": 1])),
-    (.some(["lat": 1, "lng": 1]), .none), (.some(["lat": 1, "lng": 1]), .some(.null)),
-    (.some(["lat": .null, "lng": 1]), .some(["lat": 1, "lng": 1])),
-  ])
+  @Test(
+    "a location missing or null on either side: the script would throw",
+    arguments: [
+      (JSON?.none, JSON?.some(["lat": 1, "lng": 1])), (.some(.null), .some(["lat": 1, "lng": 1])),
+      (.some(["lat": 1, "lng": 1]), .none), (.some(["lat": 1, "lng": 1]), .some(.null)),
+      (.some(["lat": .null, "lng": 1]), .some(["lat": 1, "lng": 1])),
+    ])
   func missingLocationThrows(incoming: JSON?, stored: JSON?) {
     #expect {
       try LocationMatcher().match(incoming: incoming, stored: stored)

@@ -1,5 +1,6 @@
-import Testing
 import ProfileJSON
+import Testing
+
 @testable import DeviceMatch
 
 /// The metadata rules of the script (src/metadata.js, src/utils.js), one behaviour each.
@@ -102,9 +103,11 @@ import ProfileJSON
     #expect(result.matches == false && result.mismatches.isEmpty)
   }
 
-  @Test("a falsy incoming value is passed down as itself", arguments: [
-    (JSON.bool(false), JSON.bool(false)), (.null, .null), (.number(0), .number(0)), (.string(""), .string("")),
-  ])
+  @Test(
+    "a falsy incoming value is passed down as itself",
+    arguments: [
+      (JSON.bool(false), JSON.bool(false)), (.null, .null), (.number(0), .number(0)), (.string(""), .string("")),
+    ])
   func falsyPassedDown(incoming: JSON, leaf: JSON) throws {
     #expect(try match(["a": incoming], ["a": ["b": leaf, "c": ["d": leaf]]]).matches)
     #expect(try match(["a": incoming], ["a": ["b": "other"]]).matches == false)

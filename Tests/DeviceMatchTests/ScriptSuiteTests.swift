@@ -1,5 +1,6 @@
-import Testing
 import ProfileJSON
+import Testing
+
 @testable import DeviceMatch
 
 /// The device-match script's own test suite (test/src/*.test.js, test/dist/script.test.js),

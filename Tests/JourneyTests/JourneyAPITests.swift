@@ -1,9 +1,9 @@
-import Foundation
-import Testing
 import Collectors
+import Foundation
 import Journey
 import JourneyProfiler
 import ProfileJSON
+import Testing
 
 @Suite struct JourneyAPITests {
   static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -11,9 +11,11 @@ import ProfileJSON
   @Test func readmeExampleAnswersWithCustomCollectorAndDetector() throws {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("fr-profile-api-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: state) }
-    let response = try Data(contentsOf: Self.root.appendingPathComponent("Tests/CLITests/Fixtures/callbacks/authenticate-device-profile-MetadataOnly.json"))
+    let response = try Data(
+      contentsOf: Self.root.appendingPathComponent("Tests/CLITests/Fixtures/callbacks/authenticate-device-profile-MetadataOnly.json"))
     let fixture = Self.root.appendingPathComponent("Tests/CollectorsTests/Fixtures/machines/laptop").path
-    let body = try answerDeviceProfile(response: Array(response), keys: DeviceKeyStore(directory: state), system: SystemSource(root: fixture, environment: [:]))
+    let body = try answerDeviceProfile(
+      response: Array(response), keys: DeviceKeyStore(directory: state), system: SystemSource(root: fixture, environment: [:]))
     let step = try AuthenticateStep(parsing: Array(body.utf8))
     let value = try #require(step.callbacks?.first?.json["input"]?.arrayValue?.first?["value"]?.stringValue)
     let profile = try JSONParser.parse(value)
@@ -32,17 +34,37 @@ import ProfileJSON
   }
 
   @Test func requestReadsOutputsAndRejectsWrongTypes() throws {
-    let good = Callback(index: 2, json: ["type": "DeviceProfileCallback", "output": [["name": "metadata", "value": true], ["name": "location", "value": false], ["name": "message", "value": "hi"]], "input": [["name": "IDToken1", "value": ""]]])
+    let good = Callback(
+      index: 2,
+      json: [
+        "type": "DeviceProfileCallback",
+        "output": [["name": "metadata", "value": true], ["name": "location", "value": false], ["name": "message", "value": "hi"]],
+        "input": [["name": "IDToken1", "value": ""]],
+      ])
     #expect(try DeviceProfileRequest(good) == DeviceProfileRequest(metadata: true, location: false, message: "hi"))
     #expect(try DeviceProfileRequest(Callback(index: 0, json: ["type": "NameCallback"])) == nil)
-    let bad = Callback(index: 4, json: ["type": "DeviceProfileCallback", "output": [["name": "metadata", "value": 1], ["name": "location", "value": false]], "input": [[:]]])
-    #expect(throws: JourneyError.malformedCallback(index: 4, reason: "DeviceProfileCallback output \"metadata\" is not a boolean")) { try DeviceProfileRequest(bad) }
+    let bad = Callback(
+      index: 4,
+      json: [
+        "type": "DeviceProfileCallback", "output": [["name": "metadata", "value": 1], ["name": "location", "value": false]], "input": [[:]],
+      ])
+    #expect(throws: JourneyError.malformedCallback(index: 4, reason: "DeviceProfileCallback output \"metadata\" is not a boolean")) {
+      try DeviceProfileRequest(bad)
+    }
   }
 
   @Test func setInputKeepsNameAndOtherMembers() throws {
-    var step = AuthenticateStep(body: ["authId": "a", "callbacks": [["type": "X", "input": [["name": "IDToken1", "value": ""], ["name": "IDToken1validateOnly", "value": false]], "_id": 5]]])
+    var step = AuthenticateStep(body: [
+      "authId": "a",
+      "callbacks": [
+        ["type": "X", "input": [["name": "IDToken1", "value": ""], ["name": "IDToken1validateOnly", "value": false]], "_id": 5]
+      ],
+    ])
     try step.setInput(callback: 0, value: "v")
-    #expect(step.text == #"{"authId":"a","callbacks":[{"type":"X","input":[{"name":"IDToken1","value":"v"},{"name":"IDToken1validateOnly","value":false}],"_id":5}]}"#)
+    #expect(
+      step.text
+        == #"{"authId":"a","callbacks":[{"type":"X","input":[{"name":"IDToken1","value":"v"},{"name":"IDToken1validateOnly","value":false}],"_id":5}]}"#
+    )
     #expect(throws: JourneyError.self) { try step.setInput(callback: 3, value: "v") }
   }
 }

@@ -1,5 +1,5 @@
-import Testing
 import ProfileJSON
+import Testing
 
 @Suite struct JSONParserTests {
   @Test func parsesEveryValueKind() throws {
@@ -40,7 +40,7 @@ import ProfileJSON
     #expect(try JSONParser.parse("[1, 1.0, 1e0, 10E-1]") == [1, 1, 1, 1])
     #expect(try JSONParser.parse("0.1") == .number(0.1))
     #expect(try JSONParser.parse("-0").numberValue?.sign == .minus)
-    #expect(try JSONParser.parse("9007199254740993") == .number(9007199254740992))
+    #expect(try JSONParser.parse("9007199254740993") == .number(9_007_199_254_740_992))
     #expect(try JSONParser.parse("123456789012345678901234567890") == .number(1.2345678901234568e29))
   }
 
@@ -89,10 +89,12 @@ import ProfileJSON
     #expect(try JSONParser.parse("\"Zürich 東京 😀\"") == .string("Zürich 東京 😀"))
   }
 
-  @Test("invalid UTF-8 is an error with its position", arguments: [
-    [0x22, 0xFF, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22],
-    [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],
-  ] as [[UInt8]])
+  @Test(
+    "invalid UTF-8 is an error with its position",
+    arguments: [
+      [0x22, 0xFF, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22],
+      [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],
+    ] as [[UInt8]])
   func rejectsInvalidUTF8(bytes: [UInt8]) {
     #expect {
       try JSONParser.parse(bytes)
@@ -112,10 +114,12 @@ import ProfileJSON
     }
   }
 
-  @Test("rejects what JSON.parse rejects", arguments: [
-    "", " ", "[1,]", "{\"a\":1,}", "{'a':1}", "[1 2]", "{\"a\" 1}", "{1:2}", "// c\n1", "1 2", "\u{FEFF}1",
-    "\"a\tb\"", "\"\\x\"", "\"\\u12\"", "\"abc", "[", "{", "nul", "[1]]", "{\"a\":1}}",
-  ])
+  @Test(
+    "rejects what JSON.parse rejects",
+    arguments: [
+      "", " ", "[1,]", "{\"a\":1,}", "{'a':1}", "[1 2]", "{\"a\" 1}", "{1:2}", "// c\n1", "1 2", "\u{FEFF}1",
+      "\"a\tb\"", "\"\\x\"", "\"\\u12\"", "\"abc", "[", "{", "nul", "[1]]", "{\"a\":1}}",
+    ])
   func rejectsInvalidText(text: String) {
     #expect(throws: JSONParseError.self) { try JSONParser.parse(text) }
   }

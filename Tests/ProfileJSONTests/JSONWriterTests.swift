@@ -1,14 +1,16 @@
-import Testing
 import ProfileJSON
+import Testing
 
 @Suite struct JSONWriterTests {
-  @Test("numbers print as JavaScript's Number.prototype.toString", arguments: [
-    (0.0, "0"), (-0.0, "0"), (1.0, "1"), (-4.0, "-4"), (52.52, "52.52"), (13.405, "13.405"),
-    (0.5, "0.5"), (1e21, "1e+21"), (1e20, "100000000000000000000"), (1.5e22, "1.5e+22"),
-    (1e-7, "1e-7"), (0.000001, "0.000001"), (1.2345e-7, "1.2345e-7"), (123456789012.5, "123456789012.5"),
-    (1727110785783.0, "1727110785783"), (1e16, "10000000000000000"), (0.1 + 0.2, "0.30000000000000004"),
-    (-1.5e-10, "-1.5e-10"), (Double.nan, "null"), (Double.infinity, "null"),
-  ])
+  @Test(
+    "numbers print as JavaScript's Number.prototype.toString",
+    arguments: [
+      (0.0, "0"), (-0.0, "0"), (1.0, "1"), (-4.0, "-4"), (52.52, "52.52"), (13.405, "13.405"),
+      (0.5, "0.5"), (1e21, "1e+21"), (1e20, "100000000000000000000"), (1.5e22, "1.5e+22"),
+      (1e-7, "1e-7"), (0.000001, "0.000001"), (1.2345e-7, "1.2345e-7"), (123456789012.5, "123456789012.5"),
+      (1727110785783.0, "1727110785783"), (1e16, "10000000000000000"), (0.1 + 0.2, "0.30000000000000004"),
+      (-1.5e-10, "-1.5e-10"), (Double.nan, "null"), (Double.infinity, "null"),
+    ])
   func formatsNumbersLikeJavaScript(value: Double, expected: String) {
     #expect(JSONWriter.formatNumber(value) == expected)
   }

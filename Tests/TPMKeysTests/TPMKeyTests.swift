@@ -1,6 +1,6 @@
-import SWTPMSupport
 import Crypto
 import Glibc
+import SWTPMSupport
 import TPMKeys
 import Testing
 

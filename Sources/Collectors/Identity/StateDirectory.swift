@@ -502,5 +502,7 @@ public enum StateDirectoryError: Error, Sendable, Equatable {
 }
 
 // Linux values (x86_64 and aarch64 agree), which Glibc's module does not import as constants.
+// swift-format-ignore: AlwaysUseLowerCamelCase
 let O_PATH_: Int32 = 0o10000000
+// swift-format-ignore: AlwaysUseLowerCamelCase
 let O_TMPFILE_: Int32 = 0o20000000 | O_DIRECTORY

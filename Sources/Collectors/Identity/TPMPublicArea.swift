@@ -1,3 +1,5 @@
+// swift-format-ignore-file: NoBlockComments
+// (Inline /* TPM2_… */ comments name the TPM constants where their numbers are used.)
 /// The public point of a TPM-held P-256 key, read from its marshalled TPM2B_PUBLIC (TPM 2.0
 /// Part 2, §12.2.5) without any TPM library, so that `collect` derives the identifier of a
 /// key kept in the TPM with no libtss2 loaded. Hand-written because it is ~30 lines of fixed

@@ -35,8 +35,10 @@ public struct TamperReport: Sendable {
 
   public var json: JSON {
     let detectors = results.map { result -> JSON in
-      ["name": .string(result.name), "score": .number(result.finding.score),
-       "evidence": .array(result.finding.evidence.map(JSON.string))]
+      [
+        "name": .string(result.name), "score": .number(result.finding.score),
+        "evidence": .array(result.finding.evidence.map(JSON.string)),
+      ]
     }
     return ["score": .number(score), "detectors": .array(detectors)]
   }

@@ -1,3 +1,5 @@
+@_spi(JSONTokenizer) import ProfileJSON
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-@_spi(JSONTokenizer) import ProfileJSON
 
 /// The replay engine's fast path: it validates and matches a stored profile's JSON text in
 /// one pass of the shared tokenizer (`JSONScanner`), without building a tree, against an

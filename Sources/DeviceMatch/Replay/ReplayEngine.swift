@@ -1,10 +1,11 @@
+import Dispatch
+import ProfileJSON
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
   import Musl
 #endif
-import Dispatch
-import ProfileJSON
 
 /// The replay engine behind `fr-profile match` (package-level: only the executable uses it).
 /// Runs the incoming profile against a stream of stored profiles: the script's decision (the
@@ -114,7 +115,8 @@ package struct ReplayEngine {
 
       let stored: JSON
       switch ProfileText.parse(
-        entry.bytes, unwrapString: entry.isArrayElement, line: entry.line, column: entry.column, offset: entry.offset) {
+        entry.bytes, unwrapString: entry.isArrayElement, line: entry.line, column: entry.column, offset: entry.offset)
+      {
       case .success(let value): stored = value
       case .failure(let error):
         report.totals.skipped += 1
@@ -214,7 +216,9 @@ extension ReplayEngine {
             case .failure(let error):
               report.totals.skipped += 1
               if skippedWarnings < Self.warningLimit {
-                warn("\(storedName):\(error.line):\(error.column): \(error.message) (stored entry #\(base + entry.ordinal) skipped, as the script does)")
+                warn(
+                  "\(storedName):\(error.line):\(error.column): \(error.message) (stored entry #\(base + entry.ordinal) skipped, as the script does)"
+                )
               }
               skippedWarnings += 1
               return nil

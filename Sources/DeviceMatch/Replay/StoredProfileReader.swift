@@ -1,3 +1,5 @@
+import ProfileJSON
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import ProfileJSON
 
 /// The layouts a file of stored profiles may have.
 package enum StoredLayout: String, Sendable {

@@ -1,6 +1,6 @@
 import ArgumentParser
-import ProfileCLI
 import Collectors
+import ProfileCLI
 import ProfileJSON
 
 extension FRProfile {

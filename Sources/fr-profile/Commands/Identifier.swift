@@ -1,13 +1,13 @@
 import ArgumentParser
+import Collectors
+import ProfileCLI
+import ProfileJSON
 
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
   import Musl
 #endif
-import ProfileCLI
-import Collectors
-import ProfileJSON
 
 extension FRProfile {
   struct Identifier: ParsableCommand {
@@ -53,10 +53,16 @@ extension FRProfile {
 
     @Flag(
       name: .customLong("move-to-tpm"),
-      help: "Make a new identity key inside the TPM (the identifier changes; the file key is kept as a backup). See 'fr-profile-journey identity --help'.")
+      help:
+        "Make a new identity key inside the TPM (the identifier changes; the file key is kept as a backup). See 'fr-profile-journey identity --help'."
+    )
     var moveToTPM = false
 
-    @Option(name: .customLong("tcti"), help: ArgumentHelp("The TPM for --move-to-tpm, the check and the --reset of a TPM key (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
+    @Option(
+      name: .customLong("tcti"),
+      help: ArgumentHelp(
+        "The TPM for --move-to-tpm, the check and the --reset of a TPM key (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).",
+        valueName: "CONF"))
     var tcti: String?
 
     func validate() throws {
@@ -116,7 +122,9 @@ extension FRProfile {
       var child: pid_t = 0
       let spawned = posix_spawn(&child, arguments[0], nil, nil, argv, environ)
       guard spawned == 0 else {
-        writeStandardError("fr-profile: error: cannot run \(arguments[0]): \(String(cString: strerror(spawned))); install fr-profile-journey next to fr-profile.\n")
+        writeStandardError(
+          "fr-profile: error: cannot run \(arguments[0]): \(String(cString: strerror(spawned))); install fr-profile-journey next to fr-profile.\n"
+        )
         Glibc.exit(69)
       }
       var status: Int32 = 0

@@ -1,13 +1,14 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#endif
 import ArgumentParser
 import Collectors
 import DeviceMatch
 import ProfileCLI
 import ProfileJSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 extension FRProfile {
   struct Match: ParsableCommand {

@@ -1,12 +1,13 @@
+import Collectors
+import DeviceMatch
+import ProfileCLI
+import ProfileJSON
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
   import Musl
 #endif
-import Collectors
-import DeviceMatch
-import ProfileCLI
-import ProfileJSON
 
 /// Renders match results as text or JSON on standard output (buffered).
 struct Output {
@@ -107,7 +108,8 @@ struct Output {
     }
     if let metadata = result.metadata {
       let relation = metadata.sum <= metadata.maxUnmatchedAttrs ? "<=" : ">"
-      var line = "metadata: \(metadata.matches ? "match" : "no match") (sum \(number(metadata.sum)) \(relation) "
+      var line =
+        "metadata: \(metadata.matches ? "match" : "no match") (sum \(number(metadata.sum)) \(relation) "
         + "maxUnmatchedAttrs \(number(metadata.maxUnmatchedAttrs))"
       if metadata.stoppedEarly { line += "; stopped at the first excess, as the script does" }
       lines.append(line + ")")
@@ -119,7 +121,8 @@ struct Output {
     }
     if let location = result.location {
       let relation = location.distance < location.allowedRadius ? "<" : (location.distance.isNaN ? "is not <" : ">=")
-      var line = "location: \(location.matches ? "match" : "no match") (distance \(number(location.distance)) m \(relation) "
+      var line =
+        "location: \(location.matches ? "match" : "no match") (distance \(number(location.distance)) m \(relation) "
         + "allowedRadius \(number(location.allowedRadius)) m)"
       if location.distance.isNaN { line += "; a coordinate could not be read" }
       lines.append(line)

@@ -31,7 +31,9 @@ func run(
   var env = environment
   if env["PATH"] == nil { env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
   process.environment = env
-  let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
+  let outPipe = Pipe()
+  let errPipe = Pipe()
+  let inPipe = Pipe()
   process.standardOutput = outPipe
   process.standardError = errPipe
   process.standardInput = inPipe
