@@ -56,7 +56,12 @@ import Testing
     attacker.executableURL = URL(fileURLWithPath: asNobody[0])
     attacker.arguments = Array(asNobody.dropFirst()) + ["/usr/bin/timeout", "20", "/bin/sh", "-c", script]
     try attacker.run()
-    defer { attacker.terminate() }
+    defer {
+      // Wait for the loop to end (timeout passes SIGTERM to the shell) before the directory is
+      // removed, or the loop recreates entries under it and the removal leaves it behind.
+      attacker.terminate()
+      attacker.waitUntilExit()
+    }
     for _ in 0..<30 {
       let result = try collectIdentifier(state)
       #expect(result.status == 77)
