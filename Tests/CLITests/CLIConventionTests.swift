@@ -208,4 +208,18 @@ import Testing
       help: "fr-profile journey", contains: "--password-stdin")
     try expectUsageError(["journey", "--password=secret"], help: "fr-profile journey", contains: "--password-stdin")
   }
+  @Test("a match config that is not JSON says so, naming the file, on one line")
+  func matchConfigNotJSONNamesTheConfig() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    try "not json\n".write(toFile: directory + "/notjson.json", atomically: true, encoding: .utf8)
+    try "{}\n".write(toFile: directory + "/a.json", atomically: true, encoding: .utf8)
+    let result = try run(
+      ["match", "--config", directory + "/notjson.json", directory + "/a.json", directory + "/a.json"])
+    #expect(result.status == 78)
+    #expect(result.stdout.isEmpty)
+    #expect(result.stderr.hasPrefix("fr-profile: error: \(directory)/notjson.json:1:"), "\(result.stderr)")
+    #expect(result.stderr.contains("match config is not JSON"), "\(result.stderr)")
+    #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
+  }
 }

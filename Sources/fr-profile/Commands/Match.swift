@@ -192,7 +192,8 @@ extension FRProfile {
       do {
         value = try JSONParser.parse(bytes)
       } catch {
-        throw Failure(code: 78, "\(path):\(error.line):\(error.column): \(error.message)")
+        throw Failure(
+          code: 78, "\(path):\(error.line):\(error.column): the match config is not JSON: \(error.message)")
       }
       do {
         return (try MatchConfig(json: value), path)
