@@ -1,6 +1,12 @@
 import ArgumentParser
 import ProfileJSON
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// The one output convention of every command that prints a result (README "Output"):
 /// `-o FILE` writes it atomically instead of to stdout (`-o -` is stdout), and JSON is compact
 /// when piped or written to a file, indented on a terminal, or as `--pretty`/`--compact` say.
@@ -36,8 +42,9 @@ package struct OutputOptions: ParsableArguments {
     try emit(text: (usePretty ? JSONWriter.pretty(value) : JSONWriter.compact(value)) + "\n")
   }
 
-  /// Writes `text` (already ending in a newline) to the file or stdout.
-  package func emit(text: String) throws {
-    if let file { try writeFileAtomically(file, text) } else { try printOutput(text) }
+  /// Writes `text` (already ending in a newline) to the file or stdout; a file gets `mode`
+  /// when given (0600 for a credential), see `writeFileAtomically`.
+  package func emit(text: String, mode: mode_t? = nil) throws {
+    if let file { try writeFileAtomically(file, text, mode: mode) } else { try printOutput(text) }
   }
 }

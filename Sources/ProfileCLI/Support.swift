@@ -150,8 +150,9 @@ package func printOutput(_ text: String) throws {
 /// not a regular file (a link, a FIFO, a device, a directory) is refused, not replaced. The
 /// new file keeps a replaced file's mode, and its owner and group where the caller may set
 /// them (root); a new file gets 0644 less the umask. Stale temporaries of earlier runs killed
-/// half-way (ours, older than a minute) are removed.
-package func writeFileAtomically(_ path: String, _ text: String) throws {
+/// half-way (ours, older than a minute) are removed. With `mode` (0600 for a credential such
+/// as a session token) the file is created with that mode and a replaced file gets it too.
+package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? = nil) throws {
   let slash = path.lastIndex(of: "/")
   let directory = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
   let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -181,12 +182,12 @@ package func writeFileAtomically(_ path: String, _ text: String) throws {
     replacing = true
   }
   removeStaleOutputTemporaries(dir)
-  var fd = access("/proc/self/fd", X_OK) == 0 ? openat(dir, ".", outputTmpfileFlag | O_WRONLY | O_CLOEXEC, 0o644) : -1
+  var fd = access("/proc/self/fd", X_OK) == 0 ? openat(dir, ".", outputTmpfileFlag | O_WRONLY | O_CLOEXEC, mode ?? 0o644) : -1
   var temporary: String?
   if fd < 0 {
     for _ in 0..<16 {
       let candidate = outputTemporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-      fd = openat(dir, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+      fd = openat(dir, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode ?? 0o644)
       if fd >= 0 {
         temporary = candidate
         break
@@ -207,6 +208,8 @@ package func writeFileAtomically(_ path: String, _ text: String) throws {
     }
     fchmod(fd, existing.st_mode & 0o7777 & ~mode_t(S_ISUID | S_ISGID))
   }
+  // The mode is exact, whatever the umask.
+  if let mode, fchmod(fd, mode) != 0 { throw failure(73, "cannot set the mode of", errno) }
   guard writeAll(fd, Array(text.utf8)), fsync(fd) == 0 else { throw failure(74, "cannot write", errno) }
   if temporary == nil {
     // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link does not.

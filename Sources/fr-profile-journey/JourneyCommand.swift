@@ -34,7 +34,10 @@ struct JourneyCommand: ParsableCommand {
                                bind a key for the user / sign the challenge
                                (see "Device binding" below and the README)
       On success prints the session token (tokenId), or with --json AM's whole \
-      success JSON. Any other callback type stops the journey with an error \
+      success JSON (indented on a terminal or with --pretty, compact when piped or \
+      with --compact). -o FILE writes it atomically to FILE instead ('-o -' is \
+      stdout); the token is a credential, so FILE gets mode 0600, even when it \
+      replaces a file, and nothing is written unless the journey succeeds. Any other callback type stops the journey with an error \
       naming it. Prompts use /dev/tty, never stdin or stdout. Passwords and the \
       device key are never printed.
 
@@ -50,7 +53,7 @@ struct JourneyCommand: ParsableCommand {
       characters replaced and the password hidden.
 
       EXIT CODES:
-        0   success: the token (or the --json body) is on stdout
+        0   success: the token (or the --json body) is on stdout or in -o FILE
         1   AM refused the login (HTTP 401); AM's message is on stderr
         2   the journey asks for what fr-profile cannot answer: an unsupported
             callback type, or a prompt with no terminal and no option for it
@@ -78,6 +81,8 @@ struct JourneyCommand: ParsableCommand {
         pass show am/demo | fr-profile journey --json \\
             --server https://am.example.com/am --realm alpha --tree Login \\
             --user demo --password-stdin
+        pass show am/demo | fr-profile journey --server https://am.example.com/am \\
+            --realm alpha --tree Login --user demo --password-stdin -o ~/.am-token
         fr-profile journey --server https://am.internal:8443/am --realm root \\
             --tree Login --cacert /etc/ssl/private-ca.pem --choice 0 \\
             --latitude 52.52 --longitude 13.405
@@ -139,6 +144,8 @@ struct JourneyCommand: ParsableCommand {
     name: .customLong("insecure-http"), help: "Allow a plain http:// --server that is not on this machine (the password travels in clear).")
   var insecureHTTP = false
 
+  @OptionGroup(title: "Output Options") var format: OutputOptions
+
   @Flag(help: "Print AM's whole success JSON instead of the token alone.")
   var json = false
 
@@ -157,6 +164,7 @@ struct JourneyCommand: ParsableCommand {
         "--server \(server) is plain http://: the password would travel in clear. Use https://, or pass --insecure-http to accept that.")
     }
     if choices.contains(where: { $0 < 0 }) { throw ValidationError("--choice takes an option index: 0, 1, 2, …") }
+    if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
   }
 
   func run() throws {
@@ -221,9 +229,11 @@ struct JourneyCommand: ParsableCommand {
       case .success(let body):
         if json {
           let shown = ServerText.hiding(answerer.secrets, in: .object(body))
-          try printOutput(ServerText.escapingControls(inJSON: JSONWriter.compact(shown)) + "\n")
+          let text = format.usePretty ? JSONWriter.pretty(shown) : JSONWriter.compact(shown)
+          try format.emit(text: ServerText.escapingControls(inJSON: text) + "\n", mode: 0o600)
         } else if let token = body["tokenId"]?.stringValue {
-          try printOutput(answerer.printable(token, singleLine: true) + "\n")
+          // The token is a credential: -o FILE is created (or replaced) with mode 0600.
+          try format.emit(text: answerer.printable(token, singleLine: true) + "\n", mode: 0o600)
         } else {
           note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
         }

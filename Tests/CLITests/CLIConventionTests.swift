@@ -222,4 +222,76 @@ import Testing
     #expect(result.stderr.contains("match config is not JSON"), "\(result.stderr)")
     #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
   }
+  @Test("match takes the output convention: -o FILE, --pretty/--compact with --json; exit codes unchanged")
+  func matchTakesTheOutputOptions() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    try (JSONWriter.compact(MatchCommandTests.incoming) + "\n").write(
+      toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+    var other = MatchCommandTests.incoming.objectValue ?? [:]
+    other["identifier"] = "another-device"
+    try (JSONWriter.compact(.object(other)) + "\n").write(toFile: directory + "/q.json", atomically: true, encoding: .utf8)
+    let base = ["match", "--script-defaults", directory + "/p.json"]
+    for incoming in ["p.json", "q.json"] {
+      let plain = try run(base + [directory + "/" + incoming])
+      #expect([0, 1, 3].contains(plain.status), "\(plain.stderr)")
+      let file = directory + "/result-\(incoming).txt"
+      let written = try run(base + [directory + "/" + incoming, "-o", file])
+      #expect(written.status == plain.status, "\(incoming): -o changed the exit code: \(written.stderr)")
+      #expect(written.stdout.isEmpty)
+      #expect(try String(contentsOfFile: file, encoding: .utf8) == plain.stdout)
+      let jsonFile = directory + "/result-\(incoming).json"
+      let json = try run(base + [directory + "/" + incoming, "--json", "--output", jsonFile])
+      #expect(json.status == plain.status && json.stdout.isEmpty, "\(json.stderr)")
+      let text = try String(contentsOfFile: jsonFile, encoding: .utf8)
+      #expect((try? JSONParser.parse(Array(text.utf8))) != nil, "\(text)")
+      #expect(text.hasSuffix("}\n") && !text.contains("\n  "), "a file gets compact JSON: \(text)")
+      let pretty = try run(base + [directory + "/" + incoming, "--json", "--pretty", "-o", "-"])
+      #expect(pretty.status == plain.status && pretty.stdout.contains("\n  \""), "\(pretty.stdout)")
+    }
+    #expect(try run(base + [directory + "/q.json"]).status == 3)
+    try expectUsageError(base + [directory + "/p.json", "--pretty"], help: "fr-profile match", contains: "--json")
+    try expectUsageError(
+      base + [directory + "/p.json", "--json", "--each", "--pretty"], help: "fr-profile match", contains: "JSON Lines")
+  }
+
+  @Test("journey -o FILE writes the token (a credential) with mode 0600, also over a 0644 file")
+  func journeyWritesTheTokenWithModeSixHundred() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    let device = [
+      "--state-dir", directory + "/state", "--root", machineRoot("laptop"), "--latitude", "52.52", "--longitude", "13.405",
+    ]
+    let collected = try run(["collect", "--location", "--compact"] + device)
+    #expect(collected.status == 0, "\(collected.stderr)")
+    var configuration = AuthenticateServer.Configuration()
+    configuration.storedProfiles["demo"] = [try JSONParser.parse(Array(collected.stdout.utf8))]
+    let server = try AuthenticateServer(configuration)
+    defer { server.stop() }
+    let password = configuration.users["demo"]!
+    let journey = [
+      "journey", "--server", server.url, "--realm", "alpha", "--tree", "DeviceProfiling", "--user", "demo", "--password-stdin",
+    ]
+    func mode(_ path: String) throws -> Int {
+      try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+    }
+    let token = directory + "/token"
+    let result = try run(journey + device + ["-o", token], stdin: password + "\n")
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.isEmpty)
+    #expect(try String(contentsOfFile: token, encoding: .utf8) == server.token + "\n")
+    #expect(try mode(token) == 0o600)
+
+    let replaced = directory + "/body.json"
+    try "old\n".write(toFile: replaced, atomically: false, encoding: .utf8)
+    chmod(replaced, 0o644)
+    let json = try run(journey + device + ["--json", "--compact", "-o", replaced], stdin: password + "\n")
+    #expect(json.status == 0 && json.stdout.isEmpty, "\(json.stderr)")
+    let body = try JSONParser.parse(Array(try String(contentsOfFile: replaced, encoding: .utf8).utf8))
+    #expect(body["tokenId"]?.stringValue == server.token)
+    #expect(try mode(replaced) == 0o600)
+    #expect(try String(contentsOfFile: replaced, encoding: .utf8).hasSuffix("}\n"))
+
+    try expectUsageError(journey + device + ["--pretty"], help: "fr-profile journey", contains: "--json")
+  }
 }

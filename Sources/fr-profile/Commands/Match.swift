@@ -56,9 +56,15 @@ extension FRProfile {
         With --each or --summary the exit code is still the script's answer: the first stored \
         profile with the incoming identifier decides.
 
+        OUTPUT: text by default, JSON with --json (indented on a terminal or with --pretty, \
+        compact when piped, written to a file or with --compact). -o FILE writes the output \
+        atomically instead of to standard output ('-o -' is standard output): FILE appears \
+        whole when the command ends, or not at all; the exit code is the same as without -o.
+
         EXAMPLES:
           fr-profile match stored.json incoming.json
           fr-profile match --json am-devices.json incoming.json
+          fr-profile match --json --pretty -o result.json stored.json incoming.json
           fr-profile collect --location \\
               | fr-profile match --config strict.json stored.json -
           fr-profile match --each --json logins.jsonl incoming.json
@@ -78,7 +84,9 @@ extension FRProfile {
     @Flag(name: .long, help: "Use the script's built-in defaults instead of a config file.")
     var scriptDefaults = false
 
-    @Flag(name: .long, help: "Print the result as JSON (with --each: one JSON object per line).")
+    @OptionGroup(title: "Output Options") var format: OutputOptions
+
+    @Flag(name: .long, help: "Print the result as JSON (with --each: JSON Lines, one compact object per line).")
     var json = false
 
     @Flag(name: .long, help: "Evaluate every stored profile with the incoming identifier, not only the first.")
@@ -93,6 +101,10 @@ extension FRProfile {
       }
       if scriptDefaults && config != nil {
         throw ValidationError("--config and --script-defaults cannot be used together")
+      }
+      if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
+      if each && !summary && format.pretty {
+        throw ValidationError("--each --json prints JSON Lines, one compact object per line: --pretty does not apply.")
       }
     }
 
@@ -129,7 +141,7 @@ extension FRProfile {
       let reader = StoredProfileReader(
         fileDescriptor: fd, jsonLinesHint: lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson"))
 
-      var output = Output(json: json)
+      var output = Output(json: json, pretty: format.usePretty && !(each && !summary), file: format.file)
       var engine = ReplayEngine(
         matcher: matcher, incoming: incomingProfile, each: each || summary, summary: summary,
         workers: Self.environmentNumber("FR_PROFILE_MATCH_WORKERS"), warn: warn)
@@ -140,7 +152,7 @@ extension FRProfile {
       if summary {
         try output.summary(report.totals, decision: report.decision, decisionSource: report.decisionSource)
       }
-      try output.flush()
+      try output.finish()
       if let error = report.decision.error, report.decision.outcome == .error {
         warn("\(error)")
       }

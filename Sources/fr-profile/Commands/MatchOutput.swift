@@ -9,19 +9,36 @@ import ProfileJSON
   import Musl
 #endif
 
-/// Renders match results as text or JSON on standard output (buffered).
+/// Renders match results as text or JSON on standard output (buffered), or into `file`.
 struct Output {
   let json: Bool
+  /// Whether a single JSON result or summary is indented (never JSON Lines).
+  let pretty: Bool
+  /// The `-o FILE` to write atomically at the end, or nil for standard output. Its text is
+  /// held in memory until then: it is written whole through the one hardened output path
+  /// (`writeFileAtomically`) or not at all, and is small beside the stored profiles read.
+  let file: String?
   var buffer: [UInt8] = []
 
-  init(json: Bool) {
+  init(json: Bool, pretty: Bool = false, file: String? = nil) {
     self.json = json
+    self.pretty = pretty
+    self.file = file
     buffer.reserveCapacity(1 << 16)
   }
 
   mutating func write(_ text: String) throws {
     buffer.append(contentsOf: text.utf8)
-    if buffer.count > 1 << 16 { try flush() }
+    if file == nil && buffer.count > 1 << 16 { try flush() }
+  }
+
+  func encode(_ value: JSON) -> String { (pretty ? JSONWriter.pretty(value) : JSONWriter.compact(value)) + "\n" }
+
+  /// Writes the whole output: the file atomically, or what is left for standard output.
+  mutating func finish() throws {
+    guard let file else { return try flush() }
+    try writeFileAtomically(file, String(decoding: buffer, as: UTF8.self))
+    buffer.removeAll()
   }
 
   /// Writes what is buffered through the one write loop (`writeAll`); a failed write (a full
@@ -38,7 +55,7 @@ struct Output {
 
   mutating func result(_ result: MatchResult, source: String?, index: Int?, config: String, incoming: JSON?) throws {
     if json {
-      try write(JSONWriter.compact(Self.json(result, source: source, index: index, config: config)) + "\n")
+      try write(encode(Self.json(result, source: source, index: index, config: config)))
     } else {
       try write(Self.text(result, source: source, index: index, config: config, incoming: incoming))
     }
@@ -152,7 +169,7 @@ struct Output {
           ["key": .string(entry.key), "count": .number(Double(entry.count)), "share": .number(share(entry.count))]
         })
       if let decisionSource { object["decidedBy"] = .string(decisionSource) }
-      try write(JSONWriter.compact(.object(object)) + "\n")
+      try write(encode(.object(object)))
       return
     }
     var lines = [
