@@ -183,13 +183,7 @@ public struct DeviceBinder: Sendable {
     case .none:
       material = .plain(scalar)
     case .applicationPIN:
-      guard let pinSource else {
-        throw BindingFailure(.unsupported, "an APPLICATION_PIN key needs a PIN: pass --pin-file FILE or run on a terminal")
-      }
-      guard
-        let pin = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
-      else { throw BindingFailure(.abort, "no PIN was given") }
-      if let problem = pinPolicy.violation(pin) { throw BindingFailure(.abort, "the PIN does not meet the PIN policy: \(problem)") }
+      let pin = try newPIN(for: request, deadline: deadline)
       try checkDeadline(deadline)
       do {
         material = .pinProtected(

@@ -161,6 +161,18 @@ public final class TPMUserKeyStore: HardwareUserKeyStore {
 }
 
 extension DeviceBinder {
+  /// The PIN for a new APPLICATION_PIN key, from the PIN source, checked against the PIN policy.
+  func newPIN(for request: DeviceBindingRequest, deadline: Double) throws -> String {
+    guard let pinSource else {
+      throw BindingFailure(.unsupported, "an APPLICATION_PIN key needs a PIN: pass --pin-file FILE or run on a terminal")
+    }
+    guard
+      let pin = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
+    else { throw BindingFailure(.abort, "no PIN was given") }
+    if let problem = pinPolicy.violation(pin) { throw BindingFailure(.abort, "the PIN does not meet the PIN policy: \(problem)") }
+    return pin
+  }
+
   /// `bind` for a store that creates keys in hardware.
   func bindInHardware(
     _ request: DeviceBindingRequest, type: AuthenticationType, hardware: any HardwareUserKeyStore, deviceId: String, deadline: Double
@@ -169,14 +181,7 @@ extension DeviceBinder {
     switch type {
     case .none: break
     case .applicationPIN:
-      guard let pinSource else {
-        throw BindingFailure(.unsupported, "an APPLICATION_PIN key needs a PIN: pass --pin-file FILE or run on a terminal")
-      }
-      guard
-        let given = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
-      else { throw BindingFailure(.abort, "no PIN was given") }
-      if let problem = pinPolicy.violation(given) { throw BindingFailure(.abort, "the PIN does not meet the PIN policy: \(problem)") }
-      pin = given
+      pin = try newPIN(for: request, deadline: deadline)
     case .biometricOnly, .biometricAllowFallback:
       try verifyUser(type)
     }

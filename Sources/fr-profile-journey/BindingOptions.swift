@@ -108,7 +108,7 @@ struct BindingSetup {
     return PAMUserVerifier(
       configurationDirectory: options.pamConfigurationDirectory, user: Self.userName(),
       prompt: { message, echo in
-        guard interactive, let terminal = PINTerminal() else { return nil }
+        guard interactive, let terminal = Terminal() else { return nil }
         return terminal.readLine(prompt: StepAnswerer.promptText(message), echo: echo, deadline: nil)
       },
       inform: { message in writeStandardError("\(message)\n") })
@@ -217,7 +217,7 @@ struct FilePINSource: PINSource {
 /// The PIN asked on /dev/tty without echo, within the callback's deadline.
 struct TerminalPINSource: PINSource {
   func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String? {
-    guard let terminal = PINTerminal() else {
+    guard let terminal = Terminal() else {
       throw BindingFailure(.abort, "an APPLICATION_PIN binding needs a PIN and there is no terminal: pass --pin-file FILE")
     }
     if !prompt.isEmpty { terminal.write(prompt + "\n") }
@@ -235,7 +235,7 @@ struct TerminalPINSource: PINSource {
   }
 
   func existingPIN(prompt: String, deadline: Double) throws(BindingFailure) -> String? {
-    guard let terminal = PINTerminal() else {
+    guard let terminal = Terminal() else {
       throw BindingFailure(.abort, "the bound key needs its PIN and there is no terminal: pass --pin-file FILE")
     }
     if !prompt.isEmpty { terminal.write(prompt + "\n") }
@@ -246,7 +246,7 @@ struct TerminalPINSource: PINSource {
 /// The SDKs' key selector on the terminal: keys labelled "<username>-(<authType>)-(<createdAt>)".
 enum TerminalKeySelector {
   static func choose(_ records: [UserKeyRecord]) throws(BindingFailure) -> String? {
-    guard let terminal = PINTerminal() else {
+    guard let terminal = Terminal() else {
       throw BindingFailure(
         .abort,
         "\(records.count) keys are bound and the callback names no user: pass --bound-user NAME (one of \(records.map(\.username).joined(separator: ", ")))"
@@ -263,58 +263,6 @@ enum TerminalKeySelector {
       if line.isEmpty { return nil }
       if let index = Int(line), records.indices.contains(index) { return records[index].kid }
     }
-  }
-}
-
-/// /dev/tty for PINs and PAM prompts, with an optional deadline (CLOCK_MONOTONIC seconds).
-final class PINTerminal {
-  private let fd: Int32
-
-  init?() {
-    let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-    guard fd >= 0 else { return nil }
-    self.fd = fd
-  }
-
-  deinit { close(fd) }
-
-  func write(_ text: String) { _ = writeAll(fd, Array(text.utf8)) }
-
-  /// One line; nil at end of input or when the deadline passes. Echo is restored whatever
-  /// happens.
-  func readLine(prompt: String, echo: Bool, deadline: Double?) -> String? {
-    write(prompt)
-    var saved = termios()
-    let canHide = tcgetattr(fd, &saved) == 0
-    if !echo && canHide {
-      var quiet = saved
-      quiet.c_lflag &= ~tcflag_t(ECHO)
-      quiet.c_lflag |= tcflag_t(ECHONL)
-      tcsetattr(fd, TCSAFLUSH, &quiet)
-    }
-    defer { if !echo && canHide { tcsetattr(fd, TCSAFLUSH, &saved) } }
-    var line: [UInt8] = []
-    while true {
-      if let deadline {
-        let left = deadline - DeviceBinder.monotonicNow()
-        if left <= 0 { return nil }
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, Int32(min(left * 1000, 3_600_000)))
-        if ready < 0 && errno == EINTR { continue }
-        if ready <= 0 {
-          write("\n")
-          return nil
-        }
-      }
-      var byte: UInt8 = 0
-      let count = read(fd, &byte, 1)
-      if count < 0 && errno == EINTR { continue }
-      if count <= 0 { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
-      if byte == UInt8(ascii: "\n") { break }
-      line.append(byte)
-    }
-    if line.last == UInt8(ascii: "\r") { line.removeLast() }
-    return String(decoding: line, as: UTF8.self)
   }
 }
 

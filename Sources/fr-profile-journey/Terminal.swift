@@ -1,4 +1,5 @@
 import Collectors
+import DeviceBinding
 import ProfileCLI
 
 #if canImport(Glibc)
@@ -26,8 +27,9 @@ final class Terminal {
   }
 
   /// Shows `prompt` and reads one line; with `echo` false the typed characters are not shown
-  /// (echo is restored even if reading fails). Nil at end of input.
-  func readLine(prompt: String, echo: Bool = true) -> String? {
+  /// (echo is restored even if reading fails). Nil at end of input, or when `deadline`
+  /// (CLOCK_MONOTONIC seconds, as `DeviceBinder.monotonicNow()`) passes first.
+  func readLine(prompt: String, echo: Bool = true, deadline: Double? = nil) -> String? {
     write(prompt)
     var saved = termios()
     let canHide = tcgetattr(fd, &saved) == 0
@@ -41,6 +43,17 @@ final class Terminal {
     var line: [UInt8] = []
     var byte: UInt8 = 0
     while true {
+      if let deadline {
+        let left = deadline - DeviceBinder.monotonicNow()
+        if left <= 0 { return nil }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, Int32(min(left * 1000, 3_600_000)))
+        if ready < 0 && errno == EINTR { continue }
+        if ready <= 0 {
+          write("\n")
+          return nil
+        }
+      }
       let count = read(fd, &byte, 1)
       if count < 0 && errno == EINTR { continue }
       if count <= 0 { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
