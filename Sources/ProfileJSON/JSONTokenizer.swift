@@ -546,6 +546,67 @@ package struct JSONExtent {
   package var completeAtEnd: Bool { inScalar }
 }
 
+// MARK: - Framing (streaming)
+
+/// The JSON-syntax questions a streaming reader asks about the text *between* values — how
+/// many blank bytes come next, which punctuation or value starts at a byte, whether a key is
+/// a given name — so that a reader cutting a file into values (the stored-profile reader)
+/// decides no JSON syntax itself. Stateless over windows: the reader hands in the bytes it
+/// has buffered and refills when an answer reaches the window's end (`blankCount` equal to
+/// the window means "more may follow"). Value lengths come from `JSONExtent`.
+package enum JSONFraming {
+  /// What starts at a byte between values.
+  package enum Token: Equatable, Sendable {
+    case comma, colon, arrayEnd, objectEnd
+    /// `[` or `{`: a value that is a container.
+    case arrayStart, objectStart
+    /// `"`: a string (a value, or a key).
+    case string
+    /// Anything else: a scalar value's first byte, or a byte the parser will reject.
+    case other
+  }
+
+  /// Whether `byte` is JSON whitespace (RFC 8259: space, tab, line feed, carriage return).
+  @inline(__always)
+  package static func isBlank(_ byte: UInt8) -> Bool {
+    byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+  }
+
+  /// The number of JSON whitespace bytes at the start of `count` bytes at `bytes`.
+  @inline(__always)
+  package static func blankCount(_ bytes: UnsafePointer<UInt8>, count: Int) -> Int {
+    var index = 0
+    while index < count && isBlank(bytes[index]) { index += 1 }
+    return index
+  }
+
+  /// The token that starts at `byte` (not whitespace).
+  @inline(__always)
+  package static func token(_ byte: UInt8) -> Token {
+    switch byte {
+    case UInt8(ascii: ","): .comma
+    case UInt8(ascii: ":"): .colon
+    case UInt8(ascii: "]"): .arrayEnd
+    case UInt8(ascii: "}"): .objectEnd
+    case UInt8(ascii: "["): .arrayStart
+    case UInt8(ascii: "{"): .objectStart
+    case UInt8(ascii: "\""): .string
+    default: .other
+    }
+  }
+
+  /// Whether the string literal of `count` bytes at `bytes` (quotes included, as
+  /// `JSONExtent` measures it) is exactly `"name"` without escapes. A key spelled with
+  /// escapes is a different key here; AM writes its listing keys plainly.
+  package static func isKey(_ bytes: UnsafePointer<UInt8>, count: Int, _ name: StaticString) -> Bool {
+    let length = name.utf8CodeUnitCount
+    guard count == length + 2, bytes[0] == UInt8(ascii: "\""), bytes[count - 1] == UInt8(ascii: "\"") else {
+      return false
+    }
+    return memcmp(bytes + 1, name.utf8Start, length) == 0
+  }
+}
+
 // MARK: - Positions
 
 /// Line and column of byte offsets, as editors show them: 1-based lines split at `\n`,

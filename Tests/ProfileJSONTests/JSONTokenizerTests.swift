@@ -92,6 +92,29 @@ import Testing
     #expect(Array("123 ".utf8).withUnsafeBufferPointer { scalar.scan($0.baseAddress!, count: 4) } == 3)
   }
 
+  @Test("framing: blank runs, the token at a byte, and plain key names, as the stored-profile reader asks")
+  func framing() {
+    let text = Array(" \t\r\n ,x".utf8)
+    text.withUnsafeBufferPointer { bytes in
+      #expect(JSONFraming.blankCount(bytes.baseAddress!, count: bytes.count) == 5)
+      #expect(JSONFraming.blankCount(bytes.baseAddress!, count: 3) == 3)
+      #expect(JSONFraming.blankCount(bytes.baseAddress! + 5, count: 2) == 0)
+    }
+    // Form feed and vertical tab are JavaScript white space but not JSON whitespace.
+    #expect(!JSONFraming.isBlank(0x0C) && !JSONFraming.isBlank(0x0B) && JSONFraming.isBlank(0x0D))
+    let expected: [(Character, JSONFraming.Token)] = [
+      (",", .comma), (":", .colon), ("]", .arrayEnd), ("}", .objectEnd), ("[", .arrayStart), ("{", .objectStart),
+      ("\"", .string), ("1", .other), ("t", .other), ("-", .other),
+    ]
+    for (character, token) in expected { #expect(JSONFraming.token(character.asciiValue!) == token) }
+    for (literal, isResult) in [
+      ("\"result\"", true), ("\"results\"", false), ("\"resul\"", false), ("\"res\\u0075lt\"", false), ("result", false),
+    ] {
+      let bytes = Array(literal.utf8)
+      #expect(bytes.withUnsafeBufferPointer { JSONFraming.isKey($0.baseAddress!, count: $0.count, "result") } == isResult)
+    }
+  }
+
   @Test("positions: 1-based lines, columns in characters")
   func positions() {
     let bytes = Array("ab\ncé\n\nxyz".utf8)

@@ -595,15 +595,16 @@ extension FastMatcher {
     var line = 0
     var lineStart = base
     while cursor < stop {
-      let byte = cursor.pointee
-      if byte == 0x0A {
-        line += 1
-        cursor += 1
-        lineStart = cursor
-        continue
-      }
-      if byte == 0x0D || byte == 0x20 || byte == 0x09 {
-        cursor += 1
+      let blank = JSONFraming.blankCount(cursor, count: stop - cursor)
+      if blank > 0 {
+        // Line framing over the skipped blank run: its newlines and where the last line starts.
+        let blankEnd = cursor + blank
+        while let found = TextPosition.memoryChr(cursor, 0x0A, blankEnd - cursor) {
+          line += 1
+          cursor = found + 1
+          lineStart = cursor
+        }
+        cursor = blankEnd
         continue
       }
       let lineEnd = TextPosition.memoryChr(cursor, 0x0A, stop - cursor) ?? stop
