@@ -198,14 +198,40 @@ package final class FastMatcher {
 
   /// The answer for one stored entry, or nil when the general path must decide.
   package func match(_ bytes: UnsafeBufferPointer<UInt8>) -> Result? {
-    guard let (outcome, count) = scan(bytes) else { return nil }
+    guard case .answered(let outcome, let count) = scan(bytes) else { return nil }
     return Result(outcome: outcome, mismatchedKeys: (0..<count).map { keyNames[Int(mismatches[$0])] })
+  }
+
+  /// How `count(_:into:handingOffMatch:)` dealt with a stored entry.
+  package enum Counted: Equatable {
+    /// Counted into the totals, with this outcome.
+    case counted(Outcome)
+    /// Not counted: the fast path cannot answer it, the general path must.
+    case general
+    /// Not counted: its identifier equals the incoming one, and the caller asked for such an
+    /// entry to be handed off (the script's deciding entry is explained, and counted, by the
+    /// reference path alone). The whole text was validated and its top-level keys checked
+    /// (plain, unique), so this verdict is the reference's `identifier === identifier`.
+    case identifierMatches
   }
 
   /// Counts one stored entry into `totals` and returns its outcome; nil (nothing counted)
   /// when the general path must decide.
   package func count(_ bytes: UnsafeBufferPointer<UInt8>, into totals: inout Totals) -> Outcome? {
-    guard let (outcome, count) = scan(bytes) else { return nil }
+    guard case .counted(let outcome) = count(bytes, into: &totals, handingOffMatch: false) else { return nil }
+    return outcome
+  }
+
+  /// Counts one stored entry into `totals`, or leaves it uncounted to the general path; with
+  /// `handingOffMatch`, also an entry whose identifier matches (its metadata and location are
+  /// then only validated, not compared: the reference path does that once).
+  package func count(_ bytes: UnsafeBufferPointer<UInt8>, into totals: inout Totals, handingOffMatch: Bool) -> Counted {
+    let (outcome, count): (Outcome, Int)
+    switch scan(bytes, handingOffMatch: handingOffMatch) {
+    case .answered(let answer, let mismatches): (outcome, count) = (answer, mismatches)
+    case .general: return .general
+    case .identifierMatches: return .identifierMatches
+    }
     switch outcome {
     case .true: totals.outcomes[0] += 1
     case .false: totals.outcomes[1] += 1
@@ -224,14 +250,20 @@ package final class FastMatcher {
       }
       if !seen { totals.keyCounts[Int(id)] += 1 }
     }
-    return outcome
+    return .counted(outcome)
   }
 
-  func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (Outcome, Int)? {
-    guard enabled else { return nil }
-    var scanner = Scanner(bytes, owner: self)
-    guard let outcome = scanner.run() else { return nil }
-    return (outcome, scanner.mismatchCount)
+  enum Scan {
+    case answered(Outcome, mismatches: Int)
+    case general
+    case identifierMatches
+  }
+
+  func scan(_ bytes: UnsafeBufferPointer<UInt8>, handingOffMatch: Bool = false) -> Scan {
+    guard enabled else { return .general }
+    var scanner = Scanner(bytes, owner: self, handingOffMatch: handingOffMatch)
+    guard let outcome = scanner.run() else { return scanner.handedOff ? .identifierMatches : .general }
+    return .answered(outcome, mismatches: scanner.mismatchCount)
   }
 
   /// The id of a mismatching key name, interning it on first sight.
@@ -259,13 +291,17 @@ package final class FastMatcher {
     let pool: UnsafeMutablePointer<UInt8>
     let keyStack: UnsafeMutablePointer<(UnsafePointer<UInt8>, Int)>
     let maximum: Double
+    /// Whether an entry whose identifier matches is handed off (`handedOff`) instead of matched.
+    let handingOffMatch: Bool
+    var handedOff = false
     var sum = 0.0
     var mismatchCount = 0
     /// Keys of the open objects: `keyTop` entries on `keyStack`.
     var keyTop = 0
     var depth = 0
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, owner: FastMatcher) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, owner: FastMatcher, handingOffMatch: Bool) {
+      self.handingOffMatch = handingOffMatch
       s = JSONScanner(bytes)
       self.owner = owner
       nodes = owner.nodes.baseAddress!
@@ -481,13 +517,13 @@ package final class FastMatcher {
         } else if name.1 == 8 && memcmp(name.0, "metadata", 8) == 0 {
           guard try scanner.start() == .object else { throw Bail() }
           metadataStart = scanner.s.p
-          if identifierSeen && identifierEqual && config.matchMetadata {
+          if identifierSeen && identifierEqual && config.matchMetadata && !scanner.handingOffMatch {
             try scanner.compare(incomingMetadata, key: name)
             metadataCompared = true
           } else {
             try scanner.skipValue()
           }
-        } else if name.1 == 8 && memcmp(name.0, "location", 8) == 0 {
+        } else if name.1 == 8 && memcmp(name.0, "location", 8) == 0 && !scanner.handingOffMatch {
           locationSeen = true
           (latitude, longitude) = try scanner.location()
         } else {
@@ -496,6 +532,10 @@ package final class FastMatcher {
       }
       do { try s.expectEnd() } catch { throw Bail() }
       guard identifierEqual && (identifierSeen || incomingIdentifier < 0) else { return .unknownDevice }
+      if handingOffMatch {
+        handedOff = true
+        throw Bail()
+      }
       var matches = true
       if config.matchMetadata {
         // Missing stored metadata throws in the script: the reference path reports it.
@@ -563,8 +603,7 @@ package final class FastMatcher {
 }
 
 extension FastMatcher {
-  /// A stored entry placed within its block (one the fast path left to the general path, or
-  /// the first one it decided).
+  /// A stored entry placed within its block, left to the general path.
   package struct Deferred {
     /// Position of the entry among the block's entries.
     package var ordinal: Int
@@ -578,8 +617,7 @@ extension FastMatcher {
   /// What `scanLines` found in a block of JSON Lines.
   package struct BlockReport {
     package var entries = 0
-    /// The first entry the fast path answered true/false, if any.
-    package var firstDecided: Deferred?
+    /// The entries left to the general path, in order.
     package var deferred: [Deferred] = []
 
     package init() {}
@@ -587,8 +625,13 @@ extension FastMatcher {
 
   /// Matches every line of a block of JSON Lines (whole lines), splitting them the way
   /// `StoredProfileReader.next()` does: leading blank space and blank lines are skipped.
-  package func scanLines(_ block: UnsafeBufferPointer<UInt8>, totals: inout Totals) -> BlockReport {
+  /// With `handingOffMatch`, the block's first entry whose identifier matches is deferred
+  /// uncounted (the caller's general path decides and counts it), later ones are counted.
+  package func scanLines(_ block: UnsafeBufferPointer<UInt8>, totals: inout Totals, handingOffMatch: Bool = false)
+    -> BlockReport
+  {
     var report = BlockReport()
+    var handingOff = handingOffMatch
     guard let base = block.baseAddress else { return report }
     let stop = base + block.count
     var cursor = base
@@ -613,9 +656,11 @@ extension FastMatcher {
         let column = 1 + TextPosition.characters(lineStart, cursor)
         return Deferred(ordinal: report.entries, offset: cursor - base, length: lineEnd - cursor, line: line, column: column)
       }
-      if let outcome = count(entry, into: &totals) {
-        if report.firstDecided == nil && outcome != .unknownDevice { report.firstDecided = placed() }
-      } else {
+      switch count(entry, into: &totals, handingOffMatch: handingOff) {
+      case .counted: break
+      case .general: report.deferred.append(placed())
+      case .identifierMatches:
+        handingOff = false
         report.deferred.append(placed())
       }
       report.entries += 1
