@@ -27,6 +27,62 @@ import Testing
     }
   }
 
+  /// A byte-at-a-time reading of one string literal (for the specials used below): where it
+  /// ends and whether it has escapes, or the offset of the first error.
+  static func naiveString(_ bytes: [UInt8]) -> (end: Int, count: Int, escapes: Bool)? {
+    var index = 1
+    var escapes = false
+    while index < bytes.count {
+      let byte = bytes[index]
+      switch byte {
+      case UInt8(ascii: "\""): return (index + 1, index - 1, escapes)
+      case UInt8(ascii: "\\"):
+        escapes = true
+        guard index + 1 < bytes.count else { return nil }
+        switch bytes[index + 1] {
+        case UInt8(ascii: "n"), UInt8(ascii: "\""): index += 2
+        case UInt8(ascii: "u") where index + 5 < bytes.count: index += 6
+        default: return nil
+        }
+      case 0..<0x20: return nil
+      case 0x20..<0x80: index += 1
+      case 0xC3 where index + 1 < bytes.count && bytes[index + 1] & 0xC0 == 0x80: index += 2
+      default: return nil
+      }
+    }
+    return nil
+  }
+
+  @Test("strings: a quote, escape, control, non-ASCII or invalid byte is found at every position mod 8")
+  func stringSpecialsAtEveryPosition() {
+    let specials: [[UInt8]] = [
+      [], Array(#"\n"#.utf8), Array(#"\u00e9"#.utf8), Array(#"\""#.utf8), Array("é".utf8), [0x01], [0x1F], [0xFF],
+      Array(#"\q"#.utf8), [0x7F],
+    ]
+    for prefix in 0..<20 {
+      for special in specials {
+        for suffix in [0, 1, 7, 8, 9] {
+          for closed in [true, false] {
+            var text: [UInt8] = [UInt8(ascii: "\"")]
+            text += (0..<prefix).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            text += special
+            text += Array(repeating: UInt8(ascii: "z"), count: suffix)
+            if closed { text += Array(#"" , "tail of sixteen""#.utf8) }
+            let expected = Self.naiveString(text)
+            let found: (end: Int, count: Int, escapes: Bool)? = text.withUnsafeBufferPointer { buffer in
+              var scanner = JSONScanner(buffer)
+              guard let token = try? scanner.string() else { return nil }
+              return (scanner.offset, token.count, token.hasEscapes)
+            }
+            #expect(
+              found?.end == expected?.end && found?.count == expected?.count && found?.escapes == expected?.escapes,
+              "prefix \(prefix), special \(special), suffix \(suffix), closed \(closed)")
+          }
+        }
+      }
+    }
+  }
+
   @Test(
     "numbers are read as JavaScript reads them",
     arguments: [

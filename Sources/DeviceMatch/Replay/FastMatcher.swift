@@ -327,7 +327,7 @@ package final class FastMatcher {
       var index = frame
       while index < keyTop {
         let previous = keyStack[index]
-        if previous.1 == key.1 && (key.1 == 0 || (previous.0.pointee == key.0.pointee && memcmp(previous.0, key.0, key.1) == 0)) {
+        if previous.1 == key.1 && previous.0.pointee == key.0.pointee && JSONScanner.sameBytes(previous.0, key.0, key.1) {
           throw Bail()
         }
         index += 1
@@ -404,19 +404,24 @@ package final class FastMatcher {
     typealias Incoming = Int32
 
     /// `incoming && incoming[key]` for an object member; bails where JavaScript would index
-    /// a string or an array by name.
-    @inline(__always) func member(_ incoming: Incoming, _ key: Key) throws(Bail) -> Incoming {
+    /// a string or an array by name. `hint` is where the previous member of the same stored
+    /// object was found, plus one: stored profiles mostly list keys in the incoming order, so
+    /// the search starts there and wraps around (the incoming object's keys are unique).
+    @inline(__always) func member(_ incoming: Incoming, _ key: Key, hint: inout Int) throws(Bail) -> Incoming {
       guard incoming >= 0 else { return incoming }
       let node = nodes[Int(incoming)]
       guard node.truthy else { return incoming }
       switch node.kind {
       case .object:
-        var index = node.firstChild
-        let stop = index + node.childCount
-        while index < stop {
-          let child = children[index]
-          if child.keyLength == key.1 && (key.1 == 0 || memcmp(pool + child.key, key.0, key.1) == 0) { return child.node }
-          index += 1
+        let count = node.childCount
+        var position = hint < count ? hint : 0
+        for _ in 0..<count {
+          let child = children[node.firstChild + position]
+          if child.keyLength == key.1 && JSONScanner.sameBytes(pool + child.key, key.0, key.1) {
+            hint = position + 1
+            return child.node
+          }
+          position = position + 1 == count ? 0 : position + 1
         }
         return -1
       case .number, .bool: return -1
@@ -441,11 +446,12 @@ package final class FastMatcher {
       if sum > maximum { return try skipValue() }
       switch try start() {
       case .object:
+        var hint = 0
         try members { (scanner, name) throws(Bail) in
           if scanner.sum > scanner.maximum {
             try scanner.skipValue()
           } else {
-            try scanner.compare(try scanner.member(incoming, name), key: name)
+            try scanner.compare(try scanner.member(incoming, name, hint: &hint), key: name)
           }
         }
       case .array:
@@ -469,7 +475,7 @@ package final class FastMatcher {
         let text = try string()
         guard !text.hasEscapes else { throw Bail() }
         guard let node, node.kind == .string, node.length == text.count else { return false }
-        return text.count == 0 || memcmp(pool + node.bytes, text.start, text.count) == 0
+        return JSONScanner.sameBytes(pool + node.bytes, text.start, text.count)
       case .true:
         try literal("true")
         return node?.kind == .bool && node!.bool
@@ -511,10 +517,10 @@ package final class FastMatcher {
       var longitude = Double.nan
       var locationSeen = false
       try members { (scanner, name) throws(Bail) in
-        if name.1 == 10 && memcmp(name.0, "identifier", 10) == 0 {
+        if Self.isName(name, "identifier") {
           identifierSeen = true
           identifierEqual = try scanner.identifierEquals(incomingIdentifier)
-        } else if name.1 == 8 && memcmp(name.0, "metadata", 8) == 0 {
+        } else if Self.isName(name, "metadata") {
           guard try scanner.start() == .object else { throw Bail() }
           metadataStart = scanner.s.p
           if identifierSeen && identifierEqual && config.matchMetadata && !scanner.handingOffMatch {
@@ -523,7 +529,7 @@ package final class FastMatcher {
           } else {
             try scanner.skipValue()
           }
-        } else if name.1 == 8 && memcmp(name.0, "location", 8) == 0 && !scanner.handingOffMatch {
+        } else if Self.isName(name, "location") && !scanner.handingOffMatch {
           locationSeen = true
           (latitude, longitude) = try scanner.location()
         } else {
@@ -595,9 +601,14 @@ package final class FastMatcher {
 
     static func rank(_ key: Key, _ names: [[UInt8]]) -> Int? {
       for (rank, name) in names.enumerated() where name.count == key.1 {
-        if name.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key.0, key.1) }) == 0 { return rank }
+        if name.withUnsafeBufferPointer({ JSONScanner.sameBytes($0.baseAddress!, key.0, key.1) }) { return rank }
       }
       return nil
+    }
+
+    /// Whether a key is exactly `name`.
+    @inline(__always) static func isName(_ key: Key, _ name: StaticString) -> Bool {
+      key.1 == name.utf8CodeUnitCount && JSONScanner.sameBytes(key.0, name.utf8Start, key.1)
     }
   }
 }
