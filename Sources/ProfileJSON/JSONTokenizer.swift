@@ -242,7 +242,7 @@
     }
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   mutating func keyAndColon() throws(JSONTokenError) -> JSONStringToken {
     guard p < end, p.pointee == UInt8(ascii: "\"") else { throw unexpected("a string key") }
     let key = try string()

@@ -451,7 +451,7 @@ package final class FastMatcher {
           if scanner.sum > scanner.maximum {
             try scanner.skipValue()
           } else {
-            try scanner.compare(try scanner.member(incoming, name, hint: &hint), key: name)
+            try scanner.compareValue(try scanner.member(incoming, name, hint: &hint), key: name)
           }
         }
       case .array:
@@ -459,18 +459,29 @@ package final class FastMatcher {
           if scanner.sum > scanner.maximum {
             try scanner.skipValue()
           } else {
-            try scanner.compare(try scanner.element(incoming, index), key: leafKey)
+            try scanner.compareValue(try scanner.element(incoming, index), key: leafKey)
           }
         }
-      default:
-        if try !leafEquals(incoming) { try mismatch(leafKey) }
+      case let leaf:
+        if try !leafEquals(incoming, leaf) { try mismatch(leafKey) }
       }
     }
 
-    /// Reads a leaf and compares it with `!==`.
-    mutating func leafEquals(_ incoming: Incoming) throws(Bail) -> Bool {
+    /// A member's or element's value (the caller checked the weight sum): a leaf is compared
+    /// in place, a container by a recursive `compare` (one call less per leaf).
+    @inline(__always) mutating func compareValue(_ incoming: Incoming, key: Key) throws(Bail) {
+      let kind = try start()
+      if kind == .object || kind == .array {
+        try compare(incoming, key: key)
+      } else if try !leafEquals(incoming, kind) {
+        try mismatch(key)
+      }
+    }
+
+    /// Reads a leaf that starts with `kind` and compares it with `!==`.
+    mutating func leafEquals(_ incoming: Incoming, _ kind: JSONValueStart) throws(Bail) -> Bool {
       let node: FlatNode? = incoming >= 0 ? nodes[Int(incoming)] : nil
-      switch try start() {
+      switch kind {
       case .string:
         let text = try string()
         guard !text.hasEscapes else { throw Bail() }
@@ -573,7 +584,7 @@ package final class FastMatcher {
           try skipValue()
           return false
         }
-        return try leafEquals(incoming)
+        return try leafEquals(incoming, try start())
       }
     }
 
