@@ -331,20 +331,34 @@
   /// so the cursor lands on it.
   @inlinable @inline(__always)
   mutating func skipPlainStringBytes() {
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    while end - p >= 8 {
-      let v = UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self))
-      let quotes = v ^ (ones &* 0x22)
-      let backslashes = v ^ (ones &* 0x5C)
-      let special =
-        (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((v &- ones &* 0x20) & ~v) | v)
-        & (ones &* 0x80)
-      if special != 0 {
-        p += special.trailingZeroBitCount >> 3
+    var cursor = p
+    defer { p = cursor }
+    while end - cursor >= 16 {
+      let first = Self.specialBytes(cursor)
+      let second = Self.specialBytes(cursor + 8)
+      if first | second != 0 {
+        cursor += first != 0 ? first.trailingZeroBitCount >> 3 : 8 + second.trailingZeroBitCount >> 3
         return
       }
-      p += 8
+      cursor += 16
     }
+    if end - cursor >= 8 {
+      let special = Self.specialBytes(cursor)
+      cursor += special != 0 ? special.trailingZeroBitCount >> 3 : 8
+    }
+  }
+
+  /// The high bit of each of the eight bytes at `bytes` that is a quote, a backslash, a
+  /// control or a non-ASCII byte (exact for the lowest flagged byte; above it a borrow may
+  /// flag more).
+  @inlinable @inline(__always)
+  static func specialBytes(_ bytes: UnsafePointer<UInt8>) -> UInt64 {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let v = UInt64(littleEndian: UnsafeRawPointer(bytes).loadUnaligned(as: UInt64.self))
+    let quotes = v ^ (ones &* 0x22)
+    let backslashes = v ^ (ones &* 0x5C)
+    return (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((v &- ones &* 0x20) & ~v) | v)
+      & (ones &* 0x80)
   }
 
   /// Whether `count` bytes at `a` and at `b` are equal: eight at a time, inline (for the

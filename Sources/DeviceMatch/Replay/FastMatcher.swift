@@ -178,8 +178,9 @@ package final class FastMatcher {
     _ = nodes.initialize(from: flatNodes)
     children = .allocate(capacity: max(1, flatChildren.count))
     _ = children.initialize(from: flatChildren)
-    pool = .allocate(capacity: max(1, bytes.count))
-    _ = pool.initialize(from: bytes)
+    // Eight bytes of padding: `sameText` reads a whole word at any key or string start.
+    pool = .allocate(capacity: bytes.count + 8)
+    _ = pool.initialize(from: bytes + Array(repeating: 0, count: 8))
     keyStack = .allocate(capacity: FastMatcher.maxKeys)
     mismatches = .allocate(capacity: FastMatcher.maxMismatches)
   }
@@ -320,11 +321,17 @@ package final class FastMatcher {
     /// Checks a key: escapes, array-index-like names (their property order differs) and
     /// duplicates (the last value wins) go to the reference path. `frame` is where the
     /// current object's keys start on the key stack.
-    @inline(__always) mutating func accept(_ token: JSONStringToken, _ frame: Int) throws(Bail) -> Key {
+    /// `seen` has one bit per (length, first byte) class of the object's keys so far: only a
+    /// key whose class was seen is searched for on the key stack.
+    @inline(__always) mutating func accept(_ token: JSONStringToken, _ frame: Int, _ seen: inout UInt64) throws(Bail)
+      -> Key
+    {
       guard !token.hasEscapes else { throw Bail() }
       let key = (token.start, token.count)
       if key.1 > 0 && key.0.pointee &- 0x30 < 10 { throw Bail() }
-      var index = frame
+      let bit: UInt64 = 1 << ((UInt64(truncatingIfNeeded: key.1) &* 7 &+ UInt64(key.0.pointee)) & 63)
+      var index = seen & bit != 0 ? frame : keyTop
+      seen |= bit
       while index < keyTop {
         let previous = keyStack[index]
         if previous.1 == key.1 && previous.0.pointee == key.0.pointee && JSONScanner.sameBytes(previous.0, key.0, key.1) {
@@ -351,10 +358,11 @@ package final class FastMatcher {
     mutating func members(_ body: (inout Scanner, Key) throws(Bail) -> Void) throws(Bail) {
       try enter()
       let frame = keyTop
+      var seen: UInt64 = 0
       var token: JSONStringToken?
       do { token = try s.openObject() } catch { throw Bail() }
       while let current = token {
-        try body(&self, try accept(current, frame))
+        try body(&self, try accept(current, frame, &seen))
         do { token = try s.nextKey() } catch { throw Bail() }
       }
       keyTop = frame
@@ -403,6 +411,21 @@ package final class FastMatcher {
     /// The incoming side at a place: a node index, -1 for undefined.
     typealias Incoming = Int32
 
+    /// Whether `count` bytes of the pool at `incoming` equal the stored text's at `stored`. A
+    /// short text is compared as one masked word when eight bytes can be read at both (the
+    /// pool is padded; the stored text must not end within them).
+    @inline(__always) func sameText(_ incoming: UnsafePointer<UInt8>, _ stored: UnsafePointer<UInt8>, _ count: Int)
+      -> Bool
+    {
+      if count < 8 && s.end - stored >= 8 {
+        let a = UnsafeRawPointer(incoming).loadUnaligned(as: UInt64.self)
+        let b = UnsafeRawPointer(stored).loadUnaligned(as: UInt64.self)
+        let mask: UInt64 = (1 << UInt64(truncatingIfNeeded: count &* 8)) &- 1
+        return UInt64(littleEndian: a ^ b) & mask == 0
+      }
+      return JSONScanner.sameBytes(incoming, stored, count)
+    }
+
     /// `incoming && incoming[key]` for an object member; bails where JavaScript would index
     /// a string or an array by name. `hint` is where the previous member of the same stored
     /// object was found, plus one: stored profiles mostly list keys in the incoming order, so
@@ -417,7 +440,7 @@ package final class FastMatcher {
         var position = hint < count ? hint : 0
         for _ in 0..<count {
           let child = children[node.firstChild + position]
-          if child.keyLength == key.1 && JSONScanner.sameBytes(pool + child.key, key.0, key.1) {
+          if child.keyLength == key.1 && sameText(pool + child.key, key.0, key.1) {
             hint = position + 1
             return child.node
           }
@@ -486,7 +509,7 @@ package final class FastMatcher {
         let text = try string()
         guard !text.hasEscapes else { throw Bail() }
         guard let node, node.kind == .string, node.length == text.count else { return false }
-        return JSONScanner.sameBytes(pool + node.bytes, text.start, text.count)
+        return sameText(pool + node.bytes, text.start, text.count)
       case .true:
         try literal("true")
         return node?.kind == .bool && node!.bool
