@@ -83,6 +83,29 @@ import Testing
     }
   }
 
+  @Test("sameBytes: equal texts of every length up to 40, and a difference at every position")
+  func sameBytes() {
+    for count in 0...40 {
+      let text = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+      let copy = text
+      text.withUnsafeBufferPointer { a in
+        copy.withUnsafeBufferPointer { b in
+          #expect(
+            JSONScanner.sameBytes(a.baseAddress ?? UnsafePointer(bitPattern: 8)!, b.baseAddress ?? UnsafePointer(bitPattern: 8)!, count))
+        }
+      }
+      for position in 0..<count {
+        var changed = text
+        changed[position] ^= 0x20
+        text.withUnsafeBufferPointer { a in
+          changed.withUnsafeBufferPointer { b in
+            #expect(!JSONScanner.sameBytes(a.baseAddress!, b.baseAddress!, count), "length \(count), position \(position)")
+          }
+        }
+      }
+    }
+  }
+
   @Test(
     "numbers are read as JavaScript reads them",
     arguments: [
