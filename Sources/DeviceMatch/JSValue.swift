@@ -239,6 +239,8 @@ enum JS {
 
   /// JavaScript `StringToNumber` (`Number("…")`): trimmed, empty is 0, decimal literals,
   /// `Infinity` with sign, and unsigned 0x/0o/0b integers; anything else is NaN.
+  /// This reads a string *value* the way the script's arithmetic does; it is not JSON
+  /// scanning (JSON number literals are read only by ProfileJSON's tokenizer, `JSONScanner`).
   static func stringToNumber(_ string: String) -> Double {
     let text = Array(trim(string).utf8)
     if text.isEmpty { return 0 }

@@ -266,6 +266,8 @@ enum PathComponent {
     return text
   }
 
+  /// Whether `key` can be written as a JavaScript identifier in a rendered path (`a.b`
+  /// rather than `a["b"]`): output formatting, not JSON scanning.
   static func isIdentifier(_ key: String) -> Bool {
     guard let first = key.utf8.first, !(first >= 0x30 && first <= 0x39) else { return false }
     return key.utf8.allSatisfy { byte in

@@ -242,7 +242,7 @@
     }
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   mutating func keyAndColon() throws(JSONTokenError) -> JSONStringToken {
     guard p < end, p.pointee == UInt8(ascii: "\"") else { throw unexpected("a string key") }
     let key = try string()
@@ -304,19 +304,10 @@
     let quote = p
     p += 1
     let start = p
-    // Eight bytes at a time while none is a quote, a backslash, a control or a non-ASCII byte.
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    while end - p >= 8 {
-      let v = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
-      let quotes = v ^ (ones &* 0x22)
-      let backslashes = v ^ (ones &* 0x5C)
-      let special =
-        ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((v &- ones &* 0x20) & ~v) | v
-      if special & (ones &* 0x80) != 0 { break }
-      p += 8
-    }
     var escapes = false
-    while p < end {
+    while true {
+      skipPlainStringBytes()
+      guard p < end else { break }
       let byte = p.pointee
       switch byte {
       case UInt8(ascii: "\""):
@@ -327,11 +318,71 @@
         escapes = true
         try escape()
       case 0..<0x20: throw error(.controlCharacter(byte), at: p)
-      case 0x20..<0x80: p += 1
+      case 0x20..<0x80: p += 1  // in the last 7 bytes, which are read one at a time
       default: try utf8Sequence()
       }
     }
     throw error(.unterminatedString, at: quote)
+  }
+
+  /// Moves the cursor to the first byte that is a quote, a backslash, a control or a
+  /// non-ASCII byte, eight bytes at a time (SWAR), or to within 7 bytes of the end. In each
+  /// word the lowest flagged byte is exact (a borrow only runs upward from a flagged byte),
+  /// so the cursor lands on it.
+  @inlinable @inline(__always)
+  mutating func skipPlainStringBytes() {
+    var cursor = p
+    defer { p = cursor }
+    while end - cursor >= 16 {
+      let first = Self.specialBytes(cursor)
+      let second = Self.specialBytes(cursor + 8)
+      if first | second != 0 {
+        cursor += first != 0 ? first.trailingZeroBitCount >> 3 : 8 + second.trailingZeroBitCount >> 3
+        return
+      }
+      cursor += 16
+    }
+    if end - cursor >= 8 {
+      let special = Self.specialBytes(cursor)
+      cursor += special != 0 ? special.trailingZeroBitCount >> 3 : 8
+    }
+  }
+
+  /// The high bit of each of the eight bytes at `bytes` that is a quote, a backslash, a
+  /// control or a non-ASCII byte (exact for the lowest flagged byte; above it a borrow may
+  /// flag more).
+  @inlinable @inline(__always)
+  static func specialBytes(_ bytes: UnsafePointer<UInt8>) -> UInt64 {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let v = UInt64(littleEndian: UnsafeRawPointer(bytes).loadUnaligned(as: UInt64.self))
+    let quotes = v ^ (ones &* 0x22)
+    let backslashes = v ^ (ones &* 0x5C)
+    return (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((v &- ones &* 0x20) & ~v) | v)
+      & (ones &* 0x80)
+  }
+
+  /// Whether `count` bytes at `a` and at `b` are equal: eight at a time, inline (for the
+  /// short keys and values of a profile, cheaper than a call to `memcmp`); from eight bytes
+  /// on, the last word overlaps the one before instead of a byte loop.
+  @inlinable @inline(__always)
+  public static func sameBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    @inline(__always) func word(_ pointer: UnsafePointer<UInt8>) -> UInt64 {
+      UnsafeRawPointer(pointer).loadUnaligned(as: UInt64.self)
+    }
+    guard count >= 8 else {
+      var index = 0
+      while index < count {
+        if a[index] != b[index] { return false }
+        index += 1
+      }
+      return true
+    }
+    var index = 0
+    while count - index > 8 {
+      if word(a + index) != word(b + index) { return false }
+      index += 8
+    }
+    return word(a + count - 8) == word(b + count - 8)
   }
 
   /// Validates one escape at the cursor (a backslash) and consumes it.
@@ -544,6 +595,67 @@ package struct JSONExtent {
   /// At the end of the text: whether the value ended with it (a scalar does; an open
   /// container or string does not).
   package var completeAtEnd: Bool { inScalar }
+}
+
+// MARK: - Framing (streaming)
+
+/// The JSON-syntax questions a streaming reader asks about the text *between* values — how
+/// many blank bytes come next, which punctuation or value starts at a byte, whether a key is
+/// a given name — so that a reader cutting a file into values (the stored-profile reader)
+/// decides no JSON syntax itself. Stateless over windows: the reader hands in the bytes it
+/// has buffered and refills when an answer reaches the window's end (`blankCount` equal to
+/// the window means "more may follow"). Value lengths come from `JSONExtent`.
+package enum JSONFraming {
+  /// What starts at a byte between values.
+  package enum Token: Equatable, Sendable {
+    case comma, colon, arrayEnd, objectEnd
+    /// `[` or `{`: a value that is a container.
+    case arrayStart, objectStart
+    /// `"`: a string (a value, or a key).
+    case string
+    /// Anything else: a scalar value's first byte, or a byte the parser will reject.
+    case other
+  }
+
+  /// Whether `byte` is JSON whitespace (RFC 8259: space, tab, line feed, carriage return).
+  @inline(__always)
+  package static func isBlank(_ byte: UInt8) -> Bool {
+    byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+  }
+
+  /// The number of JSON whitespace bytes at the start of `count` bytes at `bytes`.
+  @inline(__always)
+  package static func blankCount(_ bytes: UnsafePointer<UInt8>, count: Int) -> Int {
+    var index = 0
+    while index < count && isBlank(bytes[index]) { index += 1 }
+    return index
+  }
+
+  /// The token that starts at `byte` (not whitespace).
+  @inline(__always)
+  package static func token(_ byte: UInt8) -> Token {
+    switch byte {
+    case UInt8(ascii: ","): .comma
+    case UInt8(ascii: ":"): .colon
+    case UInt8(ascii: "]"): .arrayEnd
+    case UInt8(ascii: "}"): .objectEnd
+    case UInt8(ascii: "["): .arrayStart
+    case UInt8(ascii: "{"): .objectStart
+    case UInt8(ascii: "\""): .string
+    default: .other
+    }
+  }
+
+  /// Whether the string literal of `count` bytes at `bytes` (quotes included, as
+  /// `JSONExtent` measures it) is exactly `"name"` without escapes. A key spelled with
+  /// escapes is a different key here; AM writes its listing keys plainly.
+  package static func isKey(_ bytes: UnsafePointer<UInt8>, count: Int, _ name: StaticString) -> Bool {
+    let length = name.utf8CodeUnitCount
+    guard count == length + 2, bytes[0] == UInt8(ascii: "\""), bytes[count - 1] == UInt8(ascii: "\"") else {
+      return false
+    }
+    return memcmp(bytes + 1, name.utf8Start, length) == 0
+  }
 }
 
 // MARK: - Positions

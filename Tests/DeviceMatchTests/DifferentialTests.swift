@@ -72,10 +72,25 @@ import Testing
     return "\"" + name + "\""
   }
 
+  /// A string of 0–19 bytes over a two-letter alphabet (so that equal and nearly equal
+  /// strings of every length meet), sometimes with an escape, a non-ASCII character or a raw
+  /// control byte at any position: the tokenizer's eight-byte steps meet each at every
+  /// position mod 8.
+  static func generatedString(_ random: inout Generator) -> String {
+    var text = String((0..<Int(random.next() % 20)).map { _ in random.next() % 2 == 0 ? "a" : "b" })
+    if random.next() % 3 == 0 {
+      let special = pick([#"\n"#, #"\u00e9"#, #"\""#, "é", "\u{01}", #"\u0061"#], &random)
+      let position = text.index(text.startIndex, offsetBy: Int(random.next() % UInt64(text.count + 1)))
+      text.insert(contentsOf: special, at: position)
+    }
+    return "\"" + text + "\""
+  }
+
   static func leaf(_ random: inout Generator) -> Node {
     switch random.next() % 6 {
     case 0, 1: .literal(pick(oddNumbers, &random))
-    case 2, 3: .literal(pick(strings, &random))
+    case 2: .literal(pick(strings, &random))
+    case 3: .literal(random.next() % 2 == 0 ? pick(strings, &random) : generatedString(&random))
     case 4: .literal(pick(["true", "false"], &random))
     default: .literal("null")
     }

@@ -27,6 +27,85 @@ import Testing
     }
   }
 
+  /// A byte-at-a-time reading of one string literal (for the specials used below): where it
+  /// ends and whether it has escapes, or the offset of the first error.
+  static func naiveString(_ bytes: [UInt8]) -> (end: Int, count: Int, escapes: Bool)? {
+    var index = 1
+    var escapes = false
+    while index < bytes.count {
+      let byte = bytes[index]
+      switch byte {
+      case UInt8(ascii: "\""): return (index + 1, index - 1, escapes)
+      case UInt8(ascii: "\\"):
+        escapes = true
+        guard index + 1 < bytes.count else { return nil }
+        switch bytes[index + 1] {
+        case UInt8(ascii: "n"), UInt8(ascii: "\""): index += 2
+        case UInt8(ascii: "u") where index + 5 < bytes.count: index += 6
+        default: return nil
+        }
+      case 0..<0x20: return nil
+      case 0x20..<0x80: index += 1
+      case 0xC3 where index + 1 < bytes.count && bytes[index + 1] & 0xC0 == 0x80: index += 2
+      default: return nil
+      }
+    }
+    return nil
+  }
+
+  @Test("strings: a quote, escape, control, non-ASCII or invalid byte is found at every position mod 8")
+  func stringSpecialsAtEveryPosition() {
+    let specials: [[UInt8]] = [
+      [], Array(#"\n"#.utf8), Array(#"\u00e9"#.utf8), Array(#"\""#.utf8), Array("é".utf8), [0x01], [0x1F], [0xFF],
+      Array(#"\q"#.utf8), [0x7F],
+    ]
+    for prefix in 0..<20 {
+      for special in specials {
+        for suffix in [0, 1, 7, 8, 9] {
+          for closed in [true, false] {
+            var text: [UInt8] = [UInt8(ascii: "\"")]
+            text += (0..<prefix).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            text += special
+            text += Array(repeating: UInt8(ascii: "z"), count: suffix)
+            if closed { text += Array(#"" , "tail of sixteen""#.utf8) }
+            let expected = Self.naiveString(text)
+            let found: (end: Int, count: Int, escapes: Bool)? = text.withUnsafeBufferPointer { buffer in
+              var scanner = JSONScanner(buffer)
+              guard let token = try? scanner.string() else { return nil }
+              return (scanner.offset, token.count, token.hasEscapes)
+            }
+            #expect(
+              found?.end == expected?.end && found?.count == expected?.count && found?.escapes == expected?.escapes,
+              "prefix \(prefix), special \(special), suffix \(suffix), closed \(closed)")
+          }
+        }
+      }
+    }
+  }
+
+  @Test("sameBytes: equal texts of every length up to 40, and a difference at every position")
+  func sameBytes() {
+    for count in 0...40 {
+      let text = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+      let copy = text
+      text.withUnsafeBufferPointer { a in
+        copy.withUnsafeBufferPointer { b in
+          #expect(
+            JSONScanner.sameBytes(a.baseAddress ?? UnsafePointer(bitPattern: 8)!, b.baseAddress ?? UnsafePointer(bitPattern: 8)!, count))
+        }
+      }
+      for position in 0..<count {
+        var changed = text
+        changed[position] ^= 0x20
+        text.withUnsafeBufferPointer { a in
+          changed.withUnsafeBufferPointer { b in
+            #expect(!JSONScanner.sameBytes(a.baseAddress!, b.baseAddress!, count), "length \(count), position \(position)")
+          }
+        }
+      }
+    }
+  }
+
   @Test(
     "numbers are read as JavaScript reads them",
     arguments: [
@@ -90,6 +169,29 @@ import Testing
     }
     var scalar = JSONExtent()
     #expect(Array("123 ".utf8).withUnsafeBufferPointer { scalar.scan($0.baseAddress!, count: 4) } == 3)
+  }
+
+  @Test("framing: blank runs, the token at a byte, and plain key names, as the stored-profile reader asks")
+  func framing() {
+    let text = Array(" \t\r\n ,x".utf8)
+    text.withUnsafeBufferPointer { bytes in
+      #expect(JSONFraming.blankCount(bytes.baseAddress!, count: bytes.count) == 5)
+      #expect(JSONFraming.blankCount(bytes.baseAddress!, count: 3) == 3)
+      #expect(JSONFraming.blankCount(bytes.baseAddress! + 5, count: 2) == 0)
+    }
+    // Form feed and vertical tab are JavaScript white space but not JSON whitespace.
+    #expect(!JSONFraming.isBlank(0x0C) && !JSONFraming.isBlank(0x0B) && JSONFraming.isBlank(0x0D))
+    let expected: [(Character, JSONFraming.Token)] = [
+      (",", .comma), (":", .colon), ("]", .arrayEnd), ("}", .objectEnd), ("[", .arrayStart), ("{", .objectStart),
+      ("\"", .string), ("1", .other), ("t", .other), ("-", .other),
+    ]
+    for (character, token) in expected { #expect(JSONFraming.token(character.asciiValue!) == token) }
+    for (literal, isResult) in [
+      ("\"result\"", true), ("\"results\"", false), ("\"resul\"", false), ("\"res\\u0075lt\"", false), ("result", false),
+    ] {
+      let bytes = Array(literal.utf8)
+      #expect(bytes.withUnsafeBufferPointer { JSONFraming.isKey($0.baseAddress!, count: $0.count, "result") } == isResult)
+    }
   }
 
   @Test("positions: 1-based lines, columns in characters")

@@ -178,8 +178,9 @@ package final class FastMatcher {
     _ = nodes.initialize(from: flatNodes)
     children = .allocate(capacity: max(1, flatChildren.count))
     _ = children.initialize(from: flatChildren)
-    pool = .allocate(capacity: max(1, bytes.count))
-    _ = pool.initialize(from: bytes)
+    // Eight bytes of padding: `sameText` reads a whole word at any key or string start.
+    pool = .allocate(capacity: bytes.count + 8)
+    _ = pool.initialize(from: bytes + Array(repeating: 0, count: 8))
     keyStack = .allocate(capacity: FastMatcher.maxKeys)
     mismatches = .allocate(capacity: FastMatcher.maxMismatches)
   }
@@ -198,14 +199,40 @@ package final class FastMatcher {
 
   /// The answer for one stored entry, or nil when the general path must decide.
   package func match(_ bytes: UnsafeBufferPointer<UInt8>) -> Result? {
-    guard let (outcome, count) = scan(bytes) else { return nil }
+    guard case .answered(let outcome, let count) = scan(bytes) else { return nil }
     return Result(outcome: outcome, mismatchedKeys: (0..<count).map { keyNames[Int(mismatches[$0])] })
+  }
+
+  /// How `count(_:into:handingOffMatch:)` dealt with a stored entry.
+  package enum Counted: Equatable {
+    /// Counted into the totals, with this outcome.
+    case counted(Outcome)
+    /// Not counted: the fast path cannot answer it, the general path must.
+    case general
+    /// Not counted: its identifier equals the incoming one, and the caller asked for such an
+    /// entry to be handed off (the script's deciding entry is explained, and counted, by the
+    /// reference path alone). The whole text was validated and its top-level keys checked
+    /// (plain, unique), so this verdict is the reference's `identifier === identifier`.
+    case identifierMatches
   }
 
   /// Counts one stored entry into `totals` and returns its outcome; nil (nothing counted)
   /// when the general path must decide.
   package func count(_ bytes: UnsafeBufferPointer<UInt8>, into totals: inout Totals) -> Outcome? {
-    guard let (outcome, count) = scan(bytes) else { return nil }
+    guard case .counted(let outcome) = count(bytes, into: &totals, handingOffMatch: false) else { return nil }
+    return outcome
+  }
+
+  /// Counts one stored entry into `totals`, or leaves it uncounted to the general path; with
+  /// `handingOffMatch`, also an entry whose identifier matches (its metadata and location are
+  /// then only validated, not compared: the reference path does that once).
+  package func count(_ bytes: UnsafeBufferPointer<UInt8>, into totals: inout Totals, handingOffMatch: Bool) -> Counted {
+    let (outcome, count): (Outcome, Int)
+    switch scan(bytes, handingOffMatch: handingOffMatch) {
+    case .answered(let answer, let mismatches): (outcome, count) = (answer, mismatches)
+    case .general: return .general
+    case .identifierMatches: return .identifierMatches
+    }
     switch outcome {
     case .true: totals.outcomes[0] += 1
     case .false: totals.outcomes[1] += 1
@@ -224,14 +251,20 @@ package final class FastMatcher {
       }
       if !seen { totals.keyCounts[Int(id)] += 1 }
     }
-    return outcome
+    return .counted(outcome)
   }
 
-  func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (Outcome, Int)? {
-    guard enabled else { return nil }
-    var scanner = Scanner(bytes, owner: self)
-    guard let outcome = scanner.run() else { return nil }
-    return (outcome, scanner.mismatchCount)
+  enum Scan {
+    case answered(Outcome, mismatches: Int)
+    case general
+    case identifierMatches
+  }
+
+  func scan(_ bytes: UnsafeBufferPointer<UInt8>, handingOffMatch: Bool = false) -> Scan {
+    guard enabled else { return .general }
+    var scanner = Scanner(bytes, owner: self, handingOffMatch: handingOffMatch)
+    guard let outcome = scanner.run() else { return scanner.handedOff ? .identifierMatches : .general }
+    return .answered(outcome, mismatches: scanner.mismatchCount)
   }
 
   /// The id of a mismatching key name, interning it on first sight.
@@ -259,13 +292,17 @@ package final class FastMatcher {
     let pool: UnsafeMutablePointer<UInt8>
     let keyStack: UnsafeMutablePointer<(UnsafePointer<UInt8>, Int)>
     let maximum: Double
+    /// Whether an entry whose identifier matches is handed off (`handedOff`) instead of matched.
+    let handingOffMatch: Bool
+    var handedOff = false
     var sum = 0.0
     var mismatchCount = 0
     /// Keys of the open objects: `keyTop` entries on `keyStack`.
     var keyTop = 0
     var depth = 0
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, owner: FastMatcher) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, owner: FastMatcher, handingOffMatch: Bool) {
+      self.handingOffMatch = handingOffMatch
       s = JSONScanner(bytes)
       self.owner = owner
       nodes = owner.nodes.baseAddress!
@@ -284,14 +321,20 @@ package final class FastMatcher {
     /// Checks a key: escapes, array-index-like names (their property order differs) and
     /// duplicates (the last value wins) go to the reference path. `frame` is where the
     /// current object's keys start on the key stack.
-    @inline(__always) mutating func accept(_ token: JSONStringToken, _ frame: Int) throws(Bail) -> Key {
+    /// `seen` has one bit per (length, first byte) class of the object's keys so far: only a
+    /// key whose class was seen is searched for on the key stack.
+    @inline(__always) mutating func accept(_ token: JSONStringToken, _ frame: Int, _ seen: inout UInt64) throws(Bail)
+      -> Key
+    {
       guard !token.hasEscapes else { throw Bail() }
       let key = (token.start, token.count)
       if key.1 > 0 && key.0.pointee &- 0x30 < 10 { throw Bail() }
-      var index = frame
+      let bit: UInt64 = 1 << ((UInt64(truncatingIfNeeded: key.1) &* 7 &+ UInt64(key.0.pointee)) & 63)
+      var index = seen & bit != 0 ? frame : keyTop
+      seen |= bit
       while index < keyTop {
         let previous = keyStack[index]
-        if previous.1 == key.1 && (key.1 == 0 || (previous.0.pointee == key.0.pointee && memcmp(previous.0, key.0, key.1) == 0)) {
+        if previous.1 == key.1 && previous.0.pointee == key.0.pointee && JSONScanner.sameBytes(previous.0, key.0, key.1) {
           throw Bail()
         }
         index += 1
@@ -315,10 +358,11 @@ package final class FastMatcher {
     mutating func members(_ body: (inout Scanner, Key) throws(Bail) -> Void) throws(Bail) {
       try enter()
       let frame = keyTop
+      var seen: UInt64 = 0
       var token: JSONStringToken?
       do { token = try s.openObject() } catch { throw Bail() }
       while let current = token {
-        try body(&self, try accept(current, frame))
+        try body(&self, try accept(current, frame, &seen))
         do { token = try s.nextKey() } catch { throw Bail() }
       }
       keyTop = frame
@@ -367,20 +411,40 @@ package final class FastMatcher {
     /// The incoming side at a place: a node index, -1 for undefined.
     typealias Incoming = Int32
 
+    /// Whether `count` bytes of the pool at `incoming` equal the stored text's at `stored`. A
+    /// short text is compared as one masked word when eight bytes can be read at both (the
+    /// pool is padded; the stored text must not end within them).
+    @inline(__always) func sameText(_ incoming: UnsafePointer<UInt8>, _ stored: UnsafePointer<UInt8>, _ count: Int)
+      -> Bool
+    {
+      if count < 8 && s.end - stored >= 8 {
+        let a = UnsafeRawPointer(incoming).loadUnaligned(as: UInt64.self)
+        let b = UnsafeRawPointer(stored).loadUnaligned(as: UInt64.self)
+        let mask: UInt64 = (1 << UInt64(truncatingIfNeeded: count &* 8)) &- 1
+        return UInt64(littleEndian: a ^ b) & mask == 0
+      }
+      return JSONScanner.sameBytes(incoming, stored, count)
+    }
+
     /// `incoming && incoming[key]` for an object member; bails where JavaScript would index
-    /// a string or an array by name.
-    @inline(__always) func member(_ incoming: Incoming, _ key: Key) throws(Bail) -> Incoming {
+    /// a string or an array by name. `hint` is where the previous member of the same stored
+    /// object was found, plus one: stored profiles mostly list keys in the incoming order, so
+    /// the search starts there and wraps around (the incoming object's keys are unique).
+    @inline(__always) func member(_ incoming: Incoming, _ key: Key, hint: inout Int) throws(Bail) -> Incoming {
       guard incoming >= 0 else { return incoming }
       let node = nodes[Int(incoming)]
       guard node.truthy else { return incoming }
       switch node.kind {
       case .object:
-        var index = node.firstChild
-        let stop = index + node.childCount
-        while index < stop {
-          let child = children[index]
-          if child.keyLength == key.1 && (key.1 == 0 || memcmp(pool + child.key, key.0, key.1) == 0) { return child.node }
-          index += 1
+        let count = node.childCount
+        var position = hint < count ? hint : 0
+        for _ in 0..<count {
+          let child = children[node.firstChild + position]
+          if child.keyLength == key.1 && sameText(pool + child.key, key.0, key.1) {
+            hint = position + 1
+            return child.node
+          }
+          position = position + 1 == count ? 0 : position + 1
         }
         return -1
       case .number, .bool: return -1
@@ -405,11 +469,12 @@ package final class FastMatcher {
       if sum > maximum { return try skipValue() }
       switch try start() {
       case .object:
+        var hint = 0
         try members { (scanner, name) throws(Bail) in
           if scanner.sum > scanner.maximum {
             try scanner.skipValue()
           } else {
-            try scanner.compare(try scanner.member(incoming, name), key: name)
+            try scanner.compareValue(try scanner.member(incoming, name, hint: &hint), key: name)
           }
         }
       case .array:
@@ -417,23 +482,34 @@ package final class FastMatcher {
           if scanner.sum > scanner.maximum {
             try scanner.skipValue()
           } else {
-            try scanner.compare(try scanner.element(incoming, index), key: leafKey)
+            try scanner.compareValue(try scanner.element(incoming, index), key: leafKey)
           }
         }
-      default:
-        if try !leafEquals(incoming) { try mismatch(leafKey) }
+      case let leaf:
+        if try !leafEquals(incoming, leaf) { try mismatch(leafKey) }
       }
     }
 
-    /// Reads a leaf and compares it with `!==`.
-    mutating func leafEquals(_ incoming: Incoming) throws(Bail) -> Bool {
+    /// A member's or element's value (the caller checked the weight sum): a leaf is compared
+    /// in place, a container by a recursive `compare` (one call less per leaf).
+    @inline(__always) mutating func compareValue(_ incoming: Incoming, key: Key) throws(Bail) {
+      let kind = try start()
+      if kind == .object || kind == .array {
+        try compare(incoming, key: key)
+      } else if try !leafEquals(incoming, kind) {
+        try mismatch(key)
+      }
+    }
+
+    /// Reads a leaf that starts with `kind` and compares it with `!==`.
+    mutating func leafEquals(_ incoming: Incoming, _ kind: JSONValueStart) throws(Bail) -> Bool {
       let node: FlatNode? = incoming >= 0 ? nodes[Int(incoming)] : nil
-      switch try start() {
+      switch kind {
       case .string:
         let text = try string()
         guard !text.hasEscapes else { throw Bail() }
         guard let node, node.kind == .string, node.length == text.count else { return false }
-        return text.count == 0 || memcmp(pool + node.bytes, text.start, text.count) == 0
+        return sameText(pool + node.bytes, text.start, text.count)
       case .true:
         try literal("true")
         return node?.kind == .bool && node!.bool
@@ -475,19 +551,19 @@ package final class FastMatcher {
       var longitude = Double.nan
       var locationSeen = false
       try members { (scanner, name) throws(Bail) in
-        if name.1 == 10 && memcmp(name.0, "identifier", 10) == 0 {
+        if Self.isName(name, "identifier") {
           identifierSeen = true
           identifierEqual = try scanner.identifierEquals(incomingIdentifier)
-        } else if name.1 == 8 && memcmp(name.0, "metadata", 8) == 0 {
+        } else if Self.isName(name, "metadata") {
           guard try scanner.start() == .object else { throw Bail() }
           metadataStart = scanner.s.p
-          if identifierSeen && identifierEqual && config.matchMetadata {
+          if identifierSeen && identifierEqual && config.matchMetadata && !scanner.handingOffMatch {
             try scanner.compare(incomingMetadata, key: name)
             metadataCompared = true
           } else {
             try scanner.skipValue()
           }
-        } else if name.1 == 8 && memcmp(name.0, "location", 8) == 0 {
+        } else if Self.isName(name, "location") && !scanner.handingOffMatch {
           locationSeen = true
           (latitude, longitude) = try scanner.location()
         } else {
@@ -496,6 +572,10 @@ package final class FastMatcher {
       }
       do { try s.expectEnd() } catch { throw Bail() }
       guard identifierEqual && (identifierSeen || incomingIdentifier < 0) else { return .unknownDevice }
+      if handingOffMatch {
+        handedOff = true
+        throw Bail()
+      }
       var matches = true
       if config.matchMetadata {
         // Missing stored metadata throws in the script: the reference path reports it.
@@ -527,7 +607,7 @@ package final class FastMatcher {
           try skipValue()
           return false
         }
-        return try leafEquals(incoming)
+        return try leafEquals(incoming, try start())
       }
     }
 
@@ -555,16 +635,20 @@ package final class FastMatcher {
 
     static func rank(_ key: Key, _ names: [[UInt8]]) -> Int? {
       for (rank, name) in names.enumerated() where name.count == key.1 {
-        if name.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key.0, key.1) }) == 0 { return rank }
+        if name.withUnsafeBufferPointer({ JSONScanner.sameBytes($0.baseAddress!, key.0, key.1) }) { return rank }
       }
       return nil
+    }
+
+    /// Whether a key is exactly `name`.
+    @inline(__always) static func isName(_ key: Key, _ name: StaticString) -> Bool {
+      key.1 == name.utf8CodeUnitCount && JSONScanner.sameBytes(key.0, name.utf8Start, key.1)
     }
   }
 }
 
 extension FastMatcher {
-  /// A stored entry placed within its block (one the fast path left to the general path, or
-  /// the first one it decided).
+  /// A stored entry placed within its block, left to the general path.
   package struct Deferred {
     /// Position of the entry among the block's entries.
     package var ordinal: Int
@@ -578,8 +662,7 @@ extension FastMatcher {
   /// What `scanLines` found in a block of JSON Lines.
   package struct BlockReport {
     package var entries = 0
-    /// The first entry the fast path answered true/false, if any.
-    package var firstDecided: Deferred?
+    /// The entries left to the general path, in order.
     package var deferred: [Deferred] = []
 
     package init() {}
@@ -587,23 +670,29 @@ extension FastMatcher {
 
   /// Matches every line of a block of JSON Lines (whole lines), splitting them the way
   /// `StoredProfileReader.next()` does: leading blank space and blank lines are skipped.
-  package func scanLines(_ block: UnsafeBufferPointer<UInt8>, totals: inout Totals) -> BlockReport {
+  /// With `handingOffMatch`, the block's first entry whose identifier matches is deferred
+  /// uncounted (the caller's general path decides and counts it), later ones are counted.
+  package func scanLines(_ block: UnsafeBufferPointer<UInt8>, totals: inout Totals, handingOffMatch: Bool = false)
+    -> BlockReport
+  {
     var report = BlockReport()
+    var handingOff = handingOffMatch
     guard let base = block.baseAddress else { return report }
     let stop = base + block.count
     var cursor = base
     var line = 0
     var lineStart = base
     while cursor < stop {
-      let byte = cursor.pointee
-      if byte == 0x0A {
-        line += 1
-        cursor += 1
-        lineStart = cursor
-        continue
-      }
-      if byte == 0x0D || byte == 0x20 || byte == 0x09 {
-        cursor += 1
+      let blank = JSONFraming.blankCount(cursor, count: stop - cursor)
+      if blank > 0 {
+        // Line framing over the skipped blank run: its newlines and where the last line starts.
+        let blankEnd = cursor + blank
+        while let found = TextPosition.memoryChr(cursor, 0x0A, blankEnd - cursor) {
+          line += 1
+          cursor = found + 1
+          lineStart = cursor
+        }
+        cursor = blankEnd
         continue
       }
       let lineEnd = TextPosition.memoryChr(cursor, 0x0A, stop - cursor) ?? stop
@@ -612,9 +701,11 @@ extension FastMatcher {
         let column = 1 + TextPosition.characters(lineStart, cursor)
         return Deferred(ordinal: report.entries, offset: cursor - base, length: lineEnd - cursor, line: line, column: column)
       }
-      if let outcome = count(entry, into: &totals) {
-        if report.firstDecided == nil && outcome != .unknownDevice { report.firstDecided = placed() }
-      } else {
+      switch count(entry, into: &totals, handingOffMatch: handingOff) {
+      case .counted: break
+      case .general: report.deferred.append(placed())
+      case .identifierMatches:
+        handingOff = false
         report.deferred.append(placed())
       }
       report.entries += 1

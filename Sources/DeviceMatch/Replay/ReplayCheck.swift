@@ -9,6 +9,23 @@ package enum ReplayCheck {
   package static func disagreement(
     fast: FastMatcher, matcher: DeviceMatcher, incoming: JSON, stored bytes: UnsafeBufferPointer<UInt8>
   ) -> String? {
+    // Handing off the deciding entry: the fast path's "identifier matches" is the reference's.
+    var handOffTotals = FastMatcher.Totals()
+    let handOff = fast.count(bytes, into: &handOffTotals, handingOffMatch: true)
+    if handOff != .general {
+      guard case .success(let stored) = ProfileText.parse(bytes) else {
+        return "the fast path answered \(handOff) (handing off) for text the parser rejects"
+      }
+      let reference = matcher.match(incoming: incoming, stored: stored).outcome
+      switch handOff {
+      case .identifierMatches where reference == .unknownDevice,
+        .counted where reference != .unknownDevice:
+        return "handing off: fast \(handOff), reference \(reference)"
+      case .identifierMatches where handOffTotals.outcomes.contains(where: { $0 != 0 }):
+        return "handing off: an entry handed off was counted"
+      default: break
+      }
+    }
     guard let quick = fast.match(bytes) else { return nil }
     guard case .success(let stored) = ProfileText.parse(bytes) else {
       return "the fast path answered \(quick.outcome) for text the parser rejects"

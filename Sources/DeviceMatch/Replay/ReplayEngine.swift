@@ -1,5 +1,6 @@
 import Dispatch
 import ProfileJSON
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -25,6 +26,8 @@ package struct ReplayEngine {
   /// Bytes per worker block for the parallel summary (tests set it small to cross blocks).
   package var blockSize = 1 << 20
   package let warn: (String) -> Void
+  /// Test hook: called with a stored entry's index each time the reference path parses it.
+  package var referenceParsed: ((_ index: Int) -> Void)?
 
   package init(
     matcher: DeviceMatcher, incoming: JSON?, each: Bool, summary: Bool, workers: Int? = nil,
@@ -99,23 +102,14 @@ package struct ReplayEngine {
 
       // The fast path answers the common case (a plain object profile) without building
       // a tree; anything unusual falls back to the general path, which is the reference.
-      if let fast, let quick = fast.count(entry.bytes, into: &fastTotals) {
-        // The deciding profile gets the general path's full explanation (the fast path
-        // validated it, so it parses).
-        if !decided && quick != .unknownDevice,
-          case .success(let stored) = ProfileText.parse(entry.bytes, unwrapString: entry.isArrayElement)
-        {
-          decided = true
-          report.decision = matcher.match(incoming: incoming, stored: stored)
-          report.decision.storedIndex = index
-          report.decisionSource = "\(storedName):\(entry.line):\(entry.column)"
-        }
-        continue
-      }
+      // Until the script's answer is decided, an entry whose identifier matches is handed
+      // over uncounted: the general path decides, explains and counts it, parsing it once.
+      if let fast, case .counted = fast.count(entry.bytes, into: &fastTotals, handingOffMatch: !decided) { continue }
 
       let stored: JSON
-      switch ProfileText.parse(
-        entry.bytes, unwrapString: entry.isArrayElement, line: entry.line, column: entry.column, offset: entry.offset)
+      switch referenceParse(
+        entry.bytes, index: index, unwrapString: entry.isArrayElement, line: entry.line, column: entry.column,
+        offset: entry.offset)
       {
       case .success(let value): stored = value
       case .failure(let error):
@@ -151,31 +145,46 @@ package struct ReplayEngine {
     return report
   }
 
+  /// The reference path's reading of stored entry `index`: every parse of a stored entry in
+  /// the replay goes through here (and `referenceParsed` sees it).
+  func referenceParse(
+    _ bytes: UnsafeBufferPointer<UInt8>, index: Int, unwrapString: Bool = false, line: Int, column: Int, offset: Int
+  ) -> Result<JSON, JSONParseError> {
+    referenceParsed?(index)
+    return ProfileText.parse(bytes, unwrapString: unwrapString, line: line, column: column, offset: offset)
+  }
+
   static func oversizeWarning(_ storedName: String, _ line: Int, _ column: Int, _ index: Int) -> String {
     "\(storedName):\(line):\(column): stored entry #\(index) is larger than \(ProfileLimits.maxProfileBytes >> 20) MiB, "
       + "the limit for one profile; skipped (the script would not see it either)"
   }
 }
 
-/// One core's share of a parallel replay. Each worker is touched by one thread at a time:
-/// the driver fills it, `concurrentPerform` hands it to exactly one iteration, and the
-/// driver reads it after that returns (the barrier orders the accesses).
-final class ReplayWorker: @unchecked Sendable {
-  let fast: FastMatcher
-  var block: [UInt8] = []
-  var totals = FastMatcher.Totals()
-  var report = FastMatcher.BlockReport()
-  var start = (line: 1, offset: 0)
-  var oversize = false
+/// One core's share of a parallel replay: its fast path, its block of lines and what it
+/// found, behind a lock that each side takes once per round (the driver to fill the block
+/// and to read the results, one `concurrentPerform` iteration to match it). `FastMatcher` is
+/// not `Sendable` (it interns key names and owns scratch buffers), so it lives inside the lock.
+final class ReplayWorker: Sendable {
+  struct State {
+    let fast: FastMatcher
+    var block: [UInt8] = []
+    var totals = FastMatcher.Totals()
+    var report = FastMatcher.BlockReport()
+    var start = (line: 1, offset: 0)
+    var oversize = false
+  }
 
-  init(_ fast: FastMatcher) { self.fast = fast }
+  let state: Mutex<State>
+
+  init(_ fast: sending FastMatcher) { state = Mutex(State(fast: fast)) }
 }
 
 extension ReplayEngine {
   /// `--summary` over JSON Lines on every core: blocks of whole lines are matched by the fast
   /// path in parallel; entries it leaves over go through the general path here, in order,
   /// so warnings and the script's decision (the first stored profile with the identifier)
-  /// come out exactly as in the serial path.
+  /// come out exactly as in the serial path. Until the decision is made, each block's first
+  /// entry with the identifier is left over too, so the general path decides and counts it.
   func parallelSummary(reader: StoredProfileReader, storedName: String, incoming: JSON, report: inout Report) throws {
     let workers = (0..<max(1, self.workers)).map { _ in ReplayWorker(FastMatcher(matcher: matcher, incoming: incoming)) }
     let blockSize = min(max(1, blockSize), 8 << 20)
@@ -186,9 +195,13 @@ extension ReplayEngine {
       var filled = 0
       do {
         for worker in workers {
-          guard let start = try reader.nextLines(into: &worker.block, limit: blockSize) else { break }
-          worker.start = (start.line, start.offset)
-          worker.oversize = start.oversize
+          let more = try worker.state.withLock { (state) throws(StoredReadError) -> Bool in
+            guard let start = try reader.nextLines(into: &state.block, limit: blockSize) else { return false }
+            state.start = (start.line, start.offset)
+            state.oversize = start.oversize
+            return true
+          }
+          guard more else { break }
           filled += 1
         }
       } catch {
@@ -196,71 +209,65 @@ extension ReplayEngine {
         report.totals.unreadable = true
       }
       if filled == 0 { break }
+      let handingOffMatch = !decided
       DispatchQueue.concurrentPerform(iterations: filled) { index in
-        let worker = workers[index]
-        worker.block.withUnsafeBufferPointer { worker.report = worker.fast.scanLines($0, totals: &worker.totals) }
+        workers[index].state.withLock { state in
+          let fast = state.fast
+          var totals = state.totals
+          state.report = state.block.withUnsafeBufferPointer {
+            fast.scanLines($0, totals: &totals, handingOffMatch: handingOffMatch)
+          }
+          state.totals = totals
+        }
       }
       for worker in workers.prefix(filled) {
-        let block = worker.report
+        // The block's bytes and findings, taken out under the lock (the array is shared, not
+        // copied); the general path then runs on them unlocked.
+        let (bytes, block, start, oversize) = worker.state.withLock { ($0.block, $0.report, $0.start, $0.oversize) }
         report.totals.read += block.entries
-        func source(_ entry: FastMatcher.Deferred) -> String {
-          "\(storedName):\(worker.start.line + entry.line):\(entry.column)"
-        }
-        func general(_ entry: FastMatcher.Deferred) -> MatchResult? {
-          worker.block.withUnsafeBufferPointer { bytes in
-            let text = UnsafeBufferPointer(rebasing: bytes[entry.offset..<entry.offset + entry.length])
-            switch ProfileText.parse(
-              text, line: worker.start.line + entry.line, column: entry.column, offset: worker.start.offset + entry.offset)
-            {
-            case .success(let stored): return matcher.match(incoming: incoming, stored: stored)
-            case .failure(let error):
-              report.totals.skipped += 1
-              if skippedWarnings < Self.warningLimit {
-                warn(
-                  "\(storedName):\(error.line):\(error.column): \(error.message) (stored entry #\(base + entry.ordinal) skipped, as the script does)"
-                )
-              }
-              skippedWarnings += 1
-              return nil
-            }
-          }
-        }
-        /// The first entry the fast path decided, explained by the general path (the fast
-        /// path validated it, so it parses).
-        func decide(_ first: FastMatcher.Deferred) {
-          let parsed = worker.block.withUnsafeBufferPointer { bytes in
-            ProfileText.parse(UnsafeBufferPointer(rebasing: bytes[first.offset..<first.offset + first.length]))
-          }
-          guard case .success(let stored) = parsed else { return }
-          decided = true
-          report.decision = matcher.match(incoming: incoming, stored: stored)
-          report.decision.storedIndex = base + first.ordinal
-          report.decisionSource = source(first)
-        }
         for entry in block.deferred {
-          if !decided, let first = block.firstDecided, first.ordinal < entry.ordinal { decide(first) }
-          if worker.oversize {
+          if oversize {
             // The block is the placeholder of one line read past for its size.
             report.totals.skipped += 1
             report.totals.oversize += 1
-            warn(Self.oversizeWarning(storedName, worker.start.line, 1, base + entry.ordinal))
+            warn(Self.oversizeWarning(storedName, start.line, 1, base + entry.ordinal))
             continue
           }
-          guard var result = general(entry) else { continue }
+          let line = start.line + entry.line
+          let parsed = bytes.withUnsafeBufferPointer { bytes in
+            referenceParse(
+              UnsafeBufferPointer(rebasing: bytes[entry.offset..<entry.offset + entry.length]),
+              index: base + entry.ordinal, line: line, column: entry.column, offset: start.offset + entry.offset)
+          }
+          let stored: JSON
+          switch parsed {
+          case .success(let value): stored = value
+          case .failure(let error):
+            report.totals.skipped += 1
+            if skippedWarnings < Self.warningLimit {
+              warn(
+                "\(storedName):\(error.line):\(error.column): \(error.message) (stored entry #\(base + entry.ordinal) skipped, as the script does)"
+              )
+            }
+            skippedWarnings += 1
+            continue
+          }
+          var result = matcher.match(incoming: incoming, stored: stored)
           result.storedIndex = base + entry.ordinal
           report.totals.count(result)
           if !decided && result.outcome != .unknownDevice {
             decided = true
             report.decision = result
-            report.decisionSource = source(entry)
+            report.decisionSource = "\(storedName):\(line):\(entry.column)"
           }
         }
-        if !decided, let first = block.firstDecided { decide(first) }
         base += block.entries
       }
       if report.totals.unreadable { break }
     }
-    for worker in workers { report.totals.merge(worker.totals, names: worker.fast.keyNames) }
+    for worker in workers {
+      worker.state.withLock { report.totals.merge($0.totals, names: $0.fast.keyNames) }
+    }
     if skippedWarnings > Self.warningLimit {
       warn("\(storedName): \(skippedWarnings - Self.warningLimit) more stored entries were not JSON and were skipped")
     }

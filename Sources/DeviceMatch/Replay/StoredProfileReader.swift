@@ -151,13 +151,33 @@ package final class StoredProfileReader {
     start += count
   }
 
+  /// Consumes JSON whitespace (the tokenizer's `JSONFraming` says how much), refilling as needed.
   func skipWhitespace() throws(StoredReadError) {
     while try available(0) {
-      switch buffer[start] {
-      case 0x20, 0x09, 0x0A, 0x0D: advance(1)
-      default: return
-      }
+      let window = end - start
+      let blank = JSONFraming.blankCount(buffer.baseAddress! + start, count: window)
+      advance(blank)
+      if blank < window { return }
     }
+  }
+
+  /// The index of the first non-blank byte at or after `buffer[start + index]`, looking no
+  /// further than `limit` bytes from `start` (the result is then `limit`, or less at the end
+  /// of the file).
+  func afterBlanks(from index: Int, limit: Int = .max) throws(StoredReadError) -> Int {
+    var index = index
+    while index < limit, try available(index) {
+      let window = min(end - start, limit) - index
+      let blank = JSONFraming.blankCount(buffer.baseAddress! + start + index, count: window)
+      index += blank
+      if blank < window { return index }
+    }
+    return index
+  }
+
+  /// What starts at `buffer[start + index]` (nil at the end of the file).
+  func token(at index: Int) throws(StoredReadError) -> JSONFraming.Token? {
+    try available(index) ? JSONFraming.token(buffer[start + index]) : nil
   }
 
   func error(_ message: String) -> StoredReadError {
@@ -263,14 +283,11 @@ package final class StoredProfileReader {
       case .sniff:
         try sniff()
       case .jsonLines:
-        // Skip blank lines; an entry is the rest of the line.
-        while true {
-          guard try available(0) else {
-            state = .done
-            return nil
-          }
-          let byte = buffer[start]
-          if byte == 0x0A || byte == 0x0D || byte == 0x20 || byte == 0x09 { advance(1) } else { break }
+        // Skip blank lines (and leading blanks); an entry is the rest of the line.
+        try skipWhitespace()
+        guard try available(0) else {
+          state = .done
+          return nil
         }
         let (entryLine, entryColumn, entryOffset) = (line, column, offset)
         var length = 0
@@ -315,8 +332,10 @@ package final class StoredProfileReader {
         return entry(length: end - start)
       case .arrayElements(let listing):
         try skipWhitespace()
-        guard try available(0) else { throw error("unexpected end of input in the \(listing ? "result " : "")array") }
-        if buffer[start] == UInt8(ascii: "]") {
+        guard let punctuation = try token(at: 0) else {
+          throw error("unexpected end of input in the \(listing ? "result " : "")array")
+        }
+        if punctuation == .arrayEnd {
           advance(1)
           state = .done
           if listing { try skipRestOfObject() }
@@ -324,11 +343,11 @@ package final class StoredProfileReader {
           return nil
         }
         if afterElement {
-          guard buffer[start] == UInt8(ascii: ",") else { throw error("expected ',' or ']' after a stored profile") }
+          guard punctuation == .comma else { throw error("expected ',' or ']' after a stored profile") }
           advance(1)
           try skipWhitespace()
-          guard try available(0) else { throw error("unexpected end of input in the array") }
-          if buffer[start] == UInt8(ascii: "]") { throw error("trailing ',' in the array") }
+          guard let next = try token(at: 0) else { throw error("unexpected end of input in the array") }
+          if next == .arrayEnd { throw error("trailing ',' in the array") }
         }
         let (entryLine, entryColumn, entryOffset) = (line, column, offset)
         guard let length = try valueLength() else {
@@ -429,12 +448,12 @@ package final class StoredProfileReader {
       state = .jsonLines
       return
     }
-    switch buffer[start] {
-    case UInt8(ascii: "["):
+    switch JSONFraming.token(buffer[start]) {
+    case .arrayStart:
       layout = .array
       advance(1)
       state = .arrayElements(listing: false)
-    case UInt8(ascii: "{"):
+    case .objectStart:
       if try enterResultArray() {
         layout = .listing
         state = .arrayElements(listing: true)
@@ -466,46 +485,34 @@ package final class StoredProfileReader {
       if lineLength >= sniffLimit { return false }
     }
     // Where the first value ends, by structure, within the line.
-    guard var index = try extent(at: 0, limit: lineLength) else { return false }
-    // The rest of the first line must be blank.
-    while index < lineLength {
-      let byte = buffer[start + index]
-      if byte != 0x20 && byte != 0x09 && byte != 0x0D { return false }
-      index += 1
-    }
+    guard let length = try extent(at: 0, limit: lineLength) else { return false }
+    // The rest of the first line must be blank (it holds no newline).
+    guard try afterBlanks(from: length, limit: lineLength) == lineLength else { return false }
     // More non-blank text after the line?
-    while try available(index) {
-      if index >= 2 * sniffLimit { return false }
-      switch buffer[start + index] {
-      case 0x20, 0x09, 0x0A, 0x0D: index += 1
-      default: return true
-      }
-    }
-    return false
+    let next = try afterBlanks(from: lineLength, limit: 2 * sniffLimit)
+    guard next < 2 * sniffLimit else { return false }
+    return try available(next)
   }
 
   /// A damaged first line of a JSON Lines file: the text cannot be one multi-line document
   /// because its first line does not open a container, or it opens an object and the next
   /// non-blank line starts with another `{` (a document would continue with a key).
   func brokenFirstLineOfJSONLines() throws(StoredReadError) -> Bool {
-    let first = buffer[start]
+    let first = JSONFraming.token(buffer[start])
+    // The first line's end (line framing).
     var index = 0
     while try available(index), buffer[start + index] != 0x0A {
       index += 1
       if index >= 1 << 20 { return false }
     }
-    while try available(index) {
-      let byte = buffer[start + index]
-      if byte == 0x0A || byte == 0x0D || byte == 0x20 || byte == 0x09 {
-        index += 1
-        if index >= 2 << 20 { return false }
-        continue
-      }
-      if first == UInt8(ascii: "[") { return false }
-      if first == UInt8(ascii: "{") { return byte == UInt8(ascii: "{") && buffer[start + index - 1] == 0x0A }
-      return true
+    // The next non-blank byte, within 2 MiB.
+    index = try afterBlanks(from: index, limit: 2 << 20)
+    guard index < 2 << 20, let next = try token(at: index) else { return false }
+    switch first {
+    case .arrayStart: return false
+    case .objectStart: return next == .objectStart && buffer[start + index - 1] == 0x0A
+    default: return true
     }
-    return false
   }
 
   /// At a top-level `{`: if a `"result"` member holding an array comes before the object
@@ -514,36 +521,23 @@ package final class StoredProfileReader {
   func enterResultArray() throws(StoredReadError) -> Bool {
     let limit = 4 << 20
     var index = 1
-    func skipBlank() throws(StoredReadError) {
-      while try available(index) {
-        switch buffer[start + index] {
-        case 0x20, 0x09, 0x0A, 0x0D: index += 1
-        default: return
-        }
-      }
-    }
     while true {
-      try skipBlank()
-      guard try available(index), buffer[start + index] == UInt8(ascii: "\"") else { return false }
+      index = try afterBlanks(from: index)
+      guard try token(at: index) == .string else { return false }
       guard let keyLength = try extent(at: index, limit: limit) else { return false }
-      let isResult =
-        keyLength == 8
-        && UnsafeBufferPointer(start: buffer.baseAddress! + start + index, count: 8).elementsEqual("\"result\"".utf8)
-      index += keyLength
-      try skipBlank()
-      guard try available(index), buffer[start + index] == UInt8(ascii: ":") else { return false }
-      index += 1
-      try skipBlank()
-      guard try available(index) else { return false }
-      if isResult && buffer[start + index] == UInt8(ascii: "[") {
+      let isResult = JSONFraming.isKey(buffer.baseAddress! + start + index, count: keyLength, "result")
+      index = try afterBlanks(from: index + keyLength)
+      guard try token(at: index) == .colon else { return false }
+      index = try afterBlanks(from: index + 1)
+      guard let value = try token(at: index) else { return false }
+      if isResult && value == .arrayStart {
         advance(index + 1)
         return true
       }
       // Skip this member's value by structure.
       guard let length = try extent(at: index, limit: limit) else { return false }
-      index += length
-      try skipBlank()
-      guard try available(index), buffer[start + index] == UInt8(ascii: ",") else { return false }
+      index = try afterBlanks(from: index + length)
+      guard try token(at: index) == .comma else { return false }
       index += 1
     }
   }
