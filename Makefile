@@ -184,6 +184,7 @@ deb: deps-deb release docs
 # Builds the .deb and checks it: lintian, file list, dpkg install/run/remove in a temporary
 # root, man pages against --help, completions, systemd-analyze verify.
 check-deb: deps-deb-test deb
+	bench/release-golden.sh $(BIN)
 	packaging/check-deb.sh $(DEB)
 
 # FASTFETCH=/path/to/fastfetch adds fastfetch to the collect benchmark (Debian 12 has no package).
