@@ -31,6 +31,7 @@ let package = Package(
         "ProfileCLI",
         "ProfileJSON",
         "DeviceMatch",
+        "CStartup",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -47,9 +48,13 @@ let package = Package(
         "TPMKeys",
         "ProfileCLI",
         "ProfileJSON",
+        "CStartup",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
+    // Process start-up of the static release executables: CommandLine.arguments without the Swift
+    // runtime's /proc/self/maps search (Sources/CStartup/swift-argv.c). C, for the ELF constructor.
+    .target(name: "CStartup"),
     // What the executables share: the profile option group, failures and exit codes, output.
     .target(
       name: "ProfileCLI",

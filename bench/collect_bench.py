@@ -49,6 +49,38 @@ def build_floor(out_dir):
     return binary
 
 
+def build_start_yardsticks(out_dir):
+    """Two programs that only start and exit, linked like the real ones: a C `main` with libudev
+    (what bench/floor.c pays before its first read) and an empty Swift program with the release
+    link flags and libraries (Makefile RELEASE_FLAGS, Sources/CStartup, libudev): what any Swift
+    collect pays before its first read. Returns (c, swift); swift is None without a toolchain."""
+    c_source = os.path.join(out_dir, "start.c")
+    with open(c_source, "w") as handle:
+        handle.write("int main(void) { return 0; }\n")
+    c_binary = os.path.join(out_dir, "start-c")
+    subprocess.run(["gcc", "-O2", "-o", c_binary, c_source, "-Wl,--no-as-needed", "-ludev"], check=True)
+    swiftc = shutil.which("swiftc") or "/opt/swift/usr/bin/swiftc"
+    clang = os.path.join(os.path.dirname(os.path.realpath(swiftc)), "clang")
+    if not os.path.exists(swiftc) or not os.path.exists(clang):
+        return c_binary, None
+    swift_source = os.path.join(out_dir, "start.swift")
+    with open(swift_source, "w") as handle:
+        handle.write("// Nothing: process start-up only.\n")
+    argv_object = os.path.join(out_dir, "swift-argv.o")
+    subprocess.run([clang, "-O2", "-c", "-o", argv_object, os.path.join(HERE, "..", "Sources", "CStartup", "swift-argv.c")], check=True)
+    stdcxx = os.path.join(out_dir, "stdcxx")
+    os.makedirs(stdcxx)
+    libstdcxx = subprocess.run(["gcc", "-print-file-name=libstdc++.a"], capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(stdcxx, "libstdc++.so"), "w") as handle:
+        handle.write(f"INPUT({libstdcxx})\n")
+    swift_binary = os.path.join(out_dir, "start-swift")
+    subprocess.run([swiftc, "-O", "-static-stdlib", "-o", swift_binary, swift_source, argv_object,
+                    "-Xclang-linker", "-no-pie", "-Xclang-linker", "-static-libgcc", "-L", stdcxx,
+                    "-Xlinker", "--no-export-dynamic", "-Xlinker", "--no-as-needed", "-ludev"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return c_binary, swift_binary
+
+
 def evict(path):
     """Drops a binary's pages from the page cache, so every command starts from the same state.
 
@@ -122,8 +154,15 @@ def main():
         subprocess.run(["strip", "--strip-debug", "-o", stripped, binary], check=True)
         floor = build_floor(work)
 
-        fast = [("C floor (bench/floor.c)", [floor], [floor]),
-                ("fr-profile collect", [binary, "collect"], [stripped, "collect"])]
+        start_c, start_swift = build_start_yardsticks(work)
+
+        fast = [("C start-up (empty main)", [start_c], [start_c])]
+        if start_swift:
+            fast.append(("Swift start-up (empty)", [start_swift], [start_swift]))
+        else:
+            print("collect_bench: no Swift toolchain found; the Swift start-up row is left out", file=sys.stderr)
+        fast += [("C floor (bench/floor.c)", [floor], [floor]),
+                 ("fr-profile collect", [binary, "collect"], [stripped, "collect"])]
         fastfetch = args.fastfetch or shutil.which("fastfetch")
         if fastfetch:
             fastfetch = os.path.abspath(fastfetch)
@@ -179,6 +218,13 @@ def main():
         if peer:
             checks.append(("wall ≤ 1.0× fastfetch", statistics.median(times[collect]) <= TARGETS["fastfetch"] * peer))
         print("targets: " + ", ".join(f"{name} {'met' if ok else 'MISSED'}" for name, ok in checks))
+        # What each program does after start-up: its median minus the start-up of its language.
+        c_work = base - statistics.median(times["C start-up (empty main)"])
+        if start_swift:
+            swift_start = statistics.median(times["Swift start-up (empty)"])
+            collect_work = statistics.median(times[collect]) - swift_start
+            print(f"after start-up: the C floor {c_work:.2f} ms, collect {collect_work:.2f} ms; Swift start-up alone is "
+                  f"{swift_start / base:.2f}× the C floor, so 1.2× leaves collect {TARGETS['floor'] * base - swift_start:.2f} ms for its work")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

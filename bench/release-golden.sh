@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks that the release binary (`make release`: static stdlib, --section-ordering-file, the
 # hidden -function-sections frontend flag) prints the golden profiles of the fixture machines,
-# byte for byte, as the debug build does in `make test` (Tests/CLITests/CollectCommandTests).
-# `make bench` runs it before timing anything.
+# byte for byte, as the debug build does in `make test` (Tests/CLITests/CollectCommandTests),
+# and that the static link took our argv start-up (Sources/CStartup) instead of the Swift
+# runtime's /proc/self/maps search. `make check-deb` (in `make test`) and `make bench` run it.
 #
 #   bench/release-golden.sh [BINARY]      (default .build-static/release/fr-profile)
 set -euo pipefail
@@ -11,6 +12,12 @@ BIN=${1:-.build-static/release/fr-profile}
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT
 status=0
+if nm "$BIN" | grep -q argvGrabber; then
+  echo "release-golden: $BIN still links the Swift runtime's ArgvGrabber (Sources/CStartup/swift-argv.c did not replace it)" >&2
+  status=1
+else
+  echo "release-golden: argv from Sources/CStartup, not the runtime's /proc/self/maps search"
+fi
 for machine in laptop raspberry-pi cloud-vm container; do
   # The two values a fixture cannot pin, as the CLI test normalises them.
   "$BIN" collect --root "Tests/CollectorsTests/Fixtures/machines/$machine" --state-dir "$state/s" \

@@ -12,7 +12,9 @@ public struct BrowserCollector: DeviceCollector {
 
   public func collect(_ context: CollectionContext) -> JSON? {
     // "userAgent" ← fr-profile/<version> (<os-release PRETTY_NAME>; <uname machine>)
-    ["userAgent": .string(userAgent ?? Self.userAgent(osRelease: context.facts.osRelease, context.system))]
+    // Labelled members, not a dictionary literal (see DeviceProfile.profile).
+    .object(
+      JSONObject([(key: "userAgent", value: .string(userAgent ?? Self.userAgent(osRelease: context.facts.osRelease, context.system)))]))
   }
 
   /// "fr-profile/0.1.0 (Debian GNU/Linux 12 (bookworm); x86_64)". The machine comes from

@@ -31,7 +31,9 @@ public enum DeviceProfile {
 
   /// The whole profile. `metadata` and `location` are included only when given.
   public static func profile(identifier: String, metadata: JSON?, location: Location?) -> JSON {
-    var object: JSONObject = ["identifier": .string(identifier), "version": .string(version)]
+    // Labelled members, not a dictionary literal: its `(String, JSON)` elements would cost collect
+    // one more runtime metadata instantiation.
+    var object = JSONObject([(key: "identifier", value: .string(identifier)), (key: "version", value: .string(version))])
     if let metadata { object["metadata"] = metadata }
     if let location { object["location"] = location.json }
     return .object(object)

@@ -18,7 +18,10 @@ public struct Location: Sendable, Equatable {
   }
 
   /// `{"latitude": …, "longitude": …}` as the SDKs send it.
-  public var json: JSON { ["latitude": .number(latitude), "longitude": .number(longitude)] }
+  public var json: JSON {
+    // Labelled members, not a dictionary literal (see DeviceProfile.profile).
+    .object(JSONObject([(key: "latitude", value: .number(latitude)), (key: "longitude", value: .number(longitude))]))
+  }
 
   /// Parses "52.52,13.405" (spaces allowed around either number).
   public static func parse(_ text: String, source: String) throws(LocationError) -> Location {

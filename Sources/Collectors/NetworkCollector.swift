@@ -15,7 +15,8 @@ public struct NetworkCollector: DeviceCollector {
     // "connected" ← a default route (/proc/net/route, /proc/net/ipv6_route) on a non-loopback
     // interface, or a non-loopback interface that is up with carrier and a usable address
     // (global IPv6 in /proc/net/if_inet6; IPv4 from getifaddrs on the live machine)
-    ["connected": .bool(isConnected(context))]
+    // Labelled members, not a dictionary literal (see DeviceProfile.profile).
+    .object(JSONObject([(key: "connected", value: .bool(isConnected(context)))]))
   }
 
   func isConnected(_ context: CollectionContext) -> Bool {

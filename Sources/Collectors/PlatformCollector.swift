@@ -33,7 +33,7 @@ public struct PlatformCollector: DeviceCollector {
     // "timeZone" ← TZ, the /etc/localtime link, or /etc/timezone
     section.set("timeZone", timeZone(system))
     // "jailBreakScore" ← max over the tamper detectors, 0…1
-    section.set("jailBreakScore", JSON.number(TamperScore.evaluate(detectors, context).score))
+    section.set("jailBreakScore", JSON.number(TamperScore.score(detectors, context)))
     return section.value
   }
 }
@@ -152,11 +152,20 @@ func locale(_ system: SystemSource) -> String? {
 
 /// "de_DE.UTF-8@euro" → "de_DE"; "C", "POSIX" and "C.UTF-8" name no language and give nil.
 package func normalizeLocale(_ value: String) -> String? {
-  let name = value.split(separator: ".", maxSplits: 1).first.map(String.init) ?? value
-  let base = name.split(separator: "@", maxSplits: 1).first.map(String.init) ?? name
+  let name = firstPiece(value[...], separatedBy: ".").map(String.init) ?? value
+  let base = firstPiece(name[...], separatedBy: "@").map(String.init) ?? name
   if base.isEmpty || base == "C" || base == "POSIX" { return nil }
   let valid = base.allSatisfy { $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "-") }
   return valid ? base.replacingOccurrences(of: "-", with: "_") : nil
+}
+
+/// The first non-empty piece of `text` between `separator`s, as `split(separator:maxSplits: 1).first`
+/// gives it, without building the array of pieces (an `[Substring]` costs collect a runtime
+/// metadata instantiation).
+func firstPiece(_ text: Substring, separatedBy separator: Character) -> Substring? {
+  guard let start = text.firstIndex(where: { $0 != separator }) else { return nil }
+  let rest = text[start...]
+  return rest[..<(rest.firstIndex(of: separator) ?? rest.endIndex)]
 }
 
 func timeZone(_ system: SystemSource) -> String? {

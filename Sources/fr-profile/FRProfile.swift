@@ -58,7 +58,7 @@ struct FRProfile: ParsableCommand {
     }
     if let request = FastCollect.parse(arguments) {
       do {
-        try request.perform()
+        try request.perform(exitWhenDone: true)
       } catch {
         exit(withError: error)
       }

@@ -233,11 +233,11 @@ public struct DeviceKeyStore: Sendable {
       let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.identifierName, requirement: Self.identifierRequirement)
       })
     else { return nil }
-    let binding = Self.binding(machineID: machineID, key: keyIdentity, publicKey: publicIdentity)
+    let binding = Self.bindingBytes(machineID: machineID, key: keyIdentity, publicKey: publicIdentity)
     // "<binding>\n<identifier>\n"
     let text = file.bytes
-    guard text.count > binding.utf8.count + 2, text.starts(with: binding.utf8), text.last == UInt8(ascii: "\n") else { return nil }
-    let identifier = text[(binding.utf8.count)..<(text.count - 1)]
+    guard text.count > binding.count + 2, text.starts(with: binding), text.last == UInt8(ascii: "\n") else { return nil }
+    let identifier = text[(binding.count)..<(text.count - 1)]
     guard identifier.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }),
       identifier.count == 40 || identifier.count == 57
     else { return nil }
@@ -246,8 +246,30 @@ public struct DeviceKeyStore: Sendable {
 
   /// The first lines of the identifier cache: what the identifier was derived from.
   static func binding(machineID: [UInt8]?, key: FileIdentity, publicKey: FileIdentity) -> String {
-    let machine = machineID.map { hexString($0) } ?? "none"
-    return "fr-profile identifier cache 1\nmachine-id \(machine)\nkey \(key.text)\npub \(publicKey.text)\n"
+    String(decoding: bindingBytes(machineID: machineID, key: key, publicKey: publicKey), as: UTF8.self)
+  }
+
+  /// `binding` as bytes, built without string interpolation (the cache check runs at every
+  /// collect): "fr-profile identifier cache 1\nmachine-id <hex or none>\nkey <identity>\npub <identity>\n".
+  static func bindingBytes(machineID: [UInt8]?, key: FileIdentity, publicKey: FileIdentity) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(160)
+    bytes.append(contentsOf: "fr-profile identifier cache 1\nmachine-id ".utf8)
+    if let machineID {
+      let digits: StaticString = "0123456789abcdef"
+      for byte in machineID {
+        bytes.append(digits.utf8Start[Int(byte >> 4)])
+        bytes.append(digits.utf8Start[Int(byte & 0xF)])
+      }
+    } else {
+      bytes.append(contentsOf: "none".utf8)
+    }
+    bytes.append(contentsOf: "\nkey ".utf8)
+    key.append(to: &bytes)
+    bytes.append(contentsOf: "\npub ".utf8)
+    publicKey.append(to: &bytes)
+    bytes.append(UInt8(ascii: "\n"))
+    return bytes
   }
 
   private func writeBinding(_ state: StateDirectory, machineID: [UInt8]?, identifier: String) throws(IdentityError) {

@@ -59,12 +59,13 @@ package final class StateDirectory {
     let absolute = absolutePath(path)
     var pending = components(absolute).reversed() as [String]
     guard !pending.isEmpty else { throw .notSecure(path: absolute, reason: .rootDirectory) }
-    // The chain of open ancestors; `..` pops it. Each entry: descriptor and its path.
-    var chain: [(fd: Int32, path: String)] = []
+    // The chain of open ancestors; `..` pops it. (A struct, not a tuple: a tuple element type
+    // costs a collect one more runtime metadata instantiation.)
+    var chain: [OpenAncestor] = []
     defer { for link in chain { close(link.fd) } }
     let rootFD = Glibc.open("/", O_PATH_ | O_DIRECTORY | O_CLOEXEC)
     guard rootFD >= 0 else { throw .cannotOpen(path: "/", errno: errno) }
-    chain.append((rootFD, ""))
+    chain.append(OpenAncestor(fd: rootFD, path: ""))
     try checkAncestor(rootFD, path: "/", owner: owner)
     var hops = 0
     var created = false
@@ -134,7 +135,7 @@ package final class StateDirectory {
         }
         return StateDirectory(path: absolute, descriptor: fd, owner: owner)
       }
-      chain.append((fd, here))
+      chain.append(OpenAncestor(fd: fd, path: here))
     }
     throw .notADirectory(path: absolute)
   }
@@ -158,8 +159,21 @@ package final class StateDirectory {
     return out.isEmpty ? "/" : String(decoding: out, as: UTF8.self)
   }
 
+  /// The non-empty names between slashes (a loop, not `split`: an `[ArraySlice<UInt8>]` costs
+  /// collect a runtime metadata instantiation).
   private static func components(_ path: String) -> [String] {
-    Array(path.utf8).split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+    var names: [String] = []
+    var name: [UInt8] = []
+    for byte in path.utf8 {
+      if byte == UInt8(ascii: "/") {
+        if !name.isEmpty { names.append(String(decoding: name, as: UTF8.self)) }
+        name.removeAll(keepingCapacity: true)
+      } else {
+        name.append(byte)
+      }
+    }
+    if !name.isEmpty { names.append(String(decoding: name, as: UTF8.self)) }
+    return names
   }
 
   private static func readLink(_ directory: Int32, _ name: String) -> String? {
@@ -462,7 +476,41 @@ package struct FileIdentity: Sendable, Equatable, Hashable {
   }
 
   /// "dev:ino:size:sec.nsec", the form kept in caches.
-  package var text: String { "\(device):\(inode):\(size):\(modifiedSeconds).\(modifiedNanoseconds)" }
+  package var text: String {
+    var bytes: [UInt8] = []
+    append(to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends `text`'s bytes. Digits are written by hand: string interpolation of five integers
+  /// cost the identifier cache check (every collect) ~20 k instructions.
+  package func append(to bytes: inout [UInt8]) {
+    appendDecimal(Int64(bitPattern: device), unsigned: true, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDecimal(Int64(bitPattern: inode), unsigned: true, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDecimal(size, unsigned: false, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDecimal(modifiedSeconds, unsigned: false, to: &bytes)
+    bytes.append(UInt8(ascii: "."))
+    appendDecimal(modifiedNanoseconds, unsigned: false, to: &bytes)
+  }
+}
+
+/// `value`'s decimal digits, as `"\(value)"` writes them (`unsigned`: the bits as a UInt64).
+func appendDecimal(_ value: Int64, unsigned: Bool, to bytes: inout [UInt8]) {
+  var magnitude = unsigned ? UInt64(bitPattern: value) : value.magnitude
+  if !unsigned && value < 0 { bytes.append(UInt8(ascii: "-")) }
+  var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+  var count = 0
+  withUnsafeMutableBytes(of: &digits) { buffer in
+    repeat {
+      buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+      magnitude /= 10
+      count += 1
+    } while magnitude > 0
+    for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
+  }
 }
 
 /// Why a state directory or a file in it cannot be used. Domain facts only (paths, owners,
@@ -506,3 +554,9 @@ public enum StateDirectoryError: Error, Sendable, Equatable {
 let O_PATH_: Int32 = 0o10000000
 // swift-format-ignore: AlwaysUseLowerCamelCase
 let O_TMPFILE_: Int32 = 0o20000000 | O_DIRECTORY
+
+/// An open ancestor of a state directory being walked: its descriptor and its path.
+private struct OpenAncestor {
+  var fd: Int32
+  var path: String
+}

@@ -12,20 +12,29 @@ package func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
   var chunk = 4096
   while result.count < limit {
     let want = min(chunk, limit - result.count)
-    let start = result.count
-    result.append(contentsOf: repeatElement(0, count: want))
-    let got = result.withUnsafeMutableBufferPointer { buffer in
-      read(fd, buffer.baseAddress! + start, want)
+    // Each read fills a new array's uninitialised capacity: no zero-filling first (appending
+    // `repeatElement(0, count:)` went byte by byte, ~3 % of a whole collect).
+    var failure: Int32 = 0
+    let piece = [UInt8](unsafeUninitializedCapacity: want) { buffer, initialized in
+      initialized = 0
+      while true {
+        let got = read(fd, buffer.baseAddress!, want)
+        if got >= 0 {
+          initialized = got
+          return
+        }
+        if errno != EINTR {
+          failure = errno
+          return
+        }
+      }
     }
-    if got < 0 {
-      let code = errno
-      result.removeLast(want)
-      if code == EINTR { continue }
-      errno = code
+    if failure != 0 {
+      errno = failure
       return nil
     }
-    result.removeLast(want - got)
-    if got == 0 { break }
+    if piece.isEmpty { break }
+    if result.isEmpty { result = piece } else { result.append(contentsOf: piece) }
     chunk = min(chunk * 2, 1 << 16)
   }
   return result

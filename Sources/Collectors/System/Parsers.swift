@@ -270,14 +270,23 @@ package func parseCPUInfo(_ text: String) -> CPUInfo {
 /// The number of CPUs in a sysfs CPU list such as `0-3,8-11` (/sys/devices/system/cpu/present).
 package func parseCPUListCount(_ text: String) -> Int? {
   var count = 0
-  for range in trimmed(text).split(separator: ",") {
-    let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
-    if bounds.count == 1, let cpu = Int(bounds[0]), cpu >= 0 {
-      count += 1
-    } else if bounds.count == 2, let low = Int(bounds[0]), let high = Int(bounds[1]), high >= low, low >= 0,
-      high < maximumCPUs
-    {
+  // Comma-separated pieces, empty ones skipped; each is "N" or "LOW-HIGH". Walked with indices,
+  // not `split`: an `[Substring]` costs collect a runtime metadata instantiation.
+  let list = trimmed(text)[...]
+  var pieceStart = list.startIndex
+  while pieceStart < list.endIndex {
+    let pieceEnd = list[pieceStart...].firstIndex(of: ",") ?? list.endIndex
+    let piece = list[pieceStart..<pieceEnd]
+    pieceStart = pieceEnd < list.endIndex ? list.index(after: pieceEnd) : pieceEnd
+    if piece.isEmpty { continue }
+    if let dash = piece.firstIndex(of: "-") {
+      let high = piece[piece.index(after: dash)...]
+      guard !high.contains("-"), let low = Int(piece[..<dash]), let high = Int(high), high >= low, low >= 0,
+        high < maximumCPUs
+      else { return nil }
       count += high - low + 1
+    } else if let cpu = Int(piece), cpu >= 0 {
+      count += 1
     } else {
       return nil
     }

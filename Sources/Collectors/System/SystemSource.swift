@@ -132,10 +132,17 @@ public struct SystemSource: Sendable {
   /// given: the directory is opened once and each name is an `fstatat` relative to it, so a
   /// probe for a missing name costs one lookup in one directory, not a whole path walk.
   public func statuses(in directory: String, names: [String]) -> [(name: String, status: FileStatus)] {
-    let fd = open(path(directory), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    guard fd >= 0 else { return [] }
-    defer { close(fd) }
     var found: [(name: String, status: FileStatus)] = []
+    forEachStatus(in: directory, names: names) { name, status in found.append((name, status)) }
+    return found
+  }
+
+  /// `statuses(in:names:)` handed to `body` one by one: no array of tuples (which costs collect
+  /// a runtime metadata instantiation at every login).
+  package func forEachStatus(in directory: String, names: [String], _ body: (String, FileStatus) -> Void) {
+    let fd = open(path(directory), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
     var info = stat()
     for var name in names {
       let exists = name.withUTF8 { utf8 in
@@ -146,11 +153,8 @@ public struct SystemSource: Sendable {
           return fstatat(fd, cName.baseAddress!, &info, 0) == 0
         }
       }
-      if exists {
-        found.append((name, FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))))
-      }
+      if exists { body(name, FileStatus(mode: info.st_mode, uid: info.st_uid, gid: info.st_gid, size: Int64(info.st_size))) }
     }
-    return found
   }
 
   /// Total bytes of the file system holding `absolute` (statvfs `f_blocks × f_frsize`).

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// Code injected into processes: `LD_PRELOAD`, /etc/ld.so.preload, and instrumentation
 /// frameworks (Frida, its gadget, Substrate) mapped into this process.
 ///
@@ -44,11 +50,20 @@ public struct InjectedLibraryDetector: TamperDetector {
 package func instrumentationLibraries(inMaps maps: [UInt8]) -> [String] {
   var found: [String] = []
   maps.withUnsafeBufferPointer { bytes in
+    // A mapped file shows up on several consecutive lines (one per segment): a line whose file
+    // name is the previous line's skips the marker search.
+    var previousName = 0..<0
     forEachLine(bytes) { line in
       guard let slash = firstIndex(of: UInt8(ascii: "/"), in: bytes, line) else { return true }
       var nameStart = line.upperBound
       while nameStart > slash && bytes[nameStart - 1] != UInt8(ascii: "/") { nameStart -= 1 }
       let name = nameStart..<line.upperBound
+      if name.count == previousName.count
+        && memcmp(bytes.baseAddress! + name.lowerBound, bytes.baseAddress! + previousName.lowerBound, name.count) == 0
+      {
+        return true
+      }
+      previousName = name
       guard InjectedLibraryDetector.instrumentationMarkers.contains(where: { containsIgnoringASCIICase(bytes, name, $0) })
       else { return true }
       let path = decode(bytes, slash..<line.upperBound)

@@ -6,14 +6,12 @@ public struct SetuidInterpreterDetector: TamperDetector {
   public init() {}
 
   static let directories = ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin"]
-  static let programs: [String] = {
-    var names = [
-      "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "python", "python2", "python3",
-      "perl", "ruby", "node", "nodejs", "lua", "php", "tclsh", "env", "awk", "gawk", "find", "vim", "vi", "less",
-    ]
-    names += (6...14).map { "python3.\($0)" }
-    return names
-  }()
+  static let programs: [String] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "python", "python2", "python3",
+    "perl", "ruby", "node", "nodejs", "lua", "php", "tclsh", "env", "awk", "gawk", "find", "vim", "vi", "less",
+    "python3.6", "python3.7", "python3.8", "python3.9", "python3.10", "python3.11", "python3.12", "python3.13",
+    "python3.14",
+  ]
 
   public func analyze(_ context: CollectionContext) -> TamperFinding {
     var evidence: [String] = []
@@ -23,7 +21,8 @@ public struct SetuidInterpreterDetector: TamperDetector {
       let canonical = context.system.readLink(directory).map { $0.hasPrefix("/") ? $0 : "/" + $0 } ?? directory
       guard !seen.contains(canonical) else { continue }
       seen.append(canonical)
-      for (program, info) in context.system.statuses(in: directory, names: Self.programs) where info.isRegularFile {
+      context.system.forEachStatus(in: directory, names: Self.programs) { program, info in
+        guard info.isRegularFile else { return }
         if info.mode & 0o4000 != 0 { evidence.append("\(directory)/\(program) is setuid (owner uid \(info.uid))") }
         if info.mode & 0o2000 != 0 { evidence.append("\(directory)/\(program) is setgid (group \(info.gid))") }
       }

@@ -31,7 +31,13 @@ public struct TamperFinding: Sendable, Equatable {
 /// The combined tamper score: the maximum over detectors, as the SDKs compute `jailBreakScore`.
 public struct TamperReport: Sendable {
   public var results: [(name: String, finding: TamperFinding)]
-  public var score: Double { results.map(\.finding.score).max() ?? 0 }
+  /// The highest score (a loop, not `map(…).max()`: an `[Double]` costs collect a runtime
+  /// metadata instantiation).
+  public var score: Double {
+    var highest = HighestScore()
+    for result in results { highest.add(result.finding.score) }
+    return highest.value
+  }
 
   public var json: JSON {
     let detectors = results.map { result -> JSON in
@@ -54,4 +60,23 @@ public enum TamperScore {
   public static func evaluate(_ detectors: [any TamperDetector], _ context: CollectionContext) -> TamperReport {
     TamperReport(results: detectors.map { ($0.name, $0.analyze(context)) })
   }
+
+  /// `evaluate(detectors, context).score` without the report: what the profile's
+  /// `jailBreakScore` needs at every login (the report's array of tuples costs a runtime
+  /// metadata instantiation).
+  public static func score(_ detectors: [any TamperDetector], _ context: CollectionContext) -> Double {
+    var highest = HighestScore()
+    for detector in detectors { highest.add(detector.analyze(context).score) }
+    return highest.value
+  }
+}
+
+/// The maximum of scores as `[Double].max() ?? 0` computes it (the first of equal or
+/// unordered values wins), without building the array.
+private struct HighestScore {
+  private var highest: Double?
+  mutating func add(_ score: Double) {
+    if highest.map({ $0 < score }) ?? true { highest = score }
+  }
+  var value: Double { highest ?? 0 }
 }
