@@ -74,10 +74,11 @@ def build_start_yardsticks(out_dir):
     with open(os.path.join(stdcxx, "libstdc++.so"), "w") as handle:
         handle.write(f"INPUT({libstdcxx})\n")
     swift_binary = os.path.join(out_dir, "start-swift")
+    # TMPDIR: swiftc leaves a TemporaryDirectory.* behind per compile; keep it in our work directory.
     subprocess.run([swiftc, "-O", "-static-stdlib", "-o", swift_binary, swift_source, argv_object,
                     "-Xclang-linker", "-no-pie", "-Xclang-linker", "-static-libgcc", "-L", stdcxx,
                     "-Xlinker", "--no-export-dynamic", "-Xlinker", "--no-as-needed", "-ludev"],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, TMPDIR=out_dir))
     return c_binary, swift_binary
 
 
