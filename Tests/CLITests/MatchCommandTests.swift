@@ -132,15 +132,12 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     }
   }
 
-  /// AM's REST listing recorded in the team's reference payloads, `../shared` beside the
-  /// checkout. Outside CI the test is skipped (with this reason) when they are absent.
-  static let amListingPath = packageRoot + "/../shared/reference/profiles/am-rest-device-profiles.json"
-  static let amListingAvailable =
-    FileManager.default.fileExists(atPath: amListingPath) || ProcessInfo.processInfo.environment["CI"] != nil
+  /// AM's REST listing as the team's reference payloads recorded it
+  /// (reference/profiles/am-rest-device-profiles.json, copied into the fixtures so that a clone
+  /// needs nothing beside it).
+  static let amListingPath = packageRoot + "/Tests/CLITests/Fixtures/reference/am-rest-device-profiles.json"
 
-  @Test(
-    "STORED as AM's REST listing; a stored profile without location makes the script throw",
-    .enabled(if: amListingAvailable, "../shared/reference/profiles/am-rest-device-profiles.json is absent (not in CI)"))
+  @Test("STORED as AM's REST listing; a stored profile without location makes the script throw")
   func amListing() throws {
     let listing = try String(contentsOfFile: Self.amListingPath, encoding: .utf8)
     let stored = try JSONParser.parse(listing)["result"]!.arrayValue![0]
