@@ -3,7 +3,7 @@ import ProfileJSON
 /// The "browser" section: the client's user agent.
 public struct BrowserCollector: DeviceCollector {
   public let name = "browser"
-  /// Replaces the generated user agent (`--user-agent`, for embedders that want their own).
+  /// Replaces the generated user agent (for callers that want their own).
   public var userAgent: String?
 
   public init(userAgent: String? = nil) {

@@ -106,9 +106,9 @@ public final class SharedFacts: Sendable {
   }
 }
 
-/// Notes collectors leave about dropped keys and odd input. `collect` prints warnings on stderr
-/// and, with `-v`, the detail; stdout carries only the profile. Collectors may run on several
-/// threads at once: the notes sit behind a `Mutex`.
+/// Notes collectors leave about dropped keys and odd input: warnings, and (when recorded) the
+/// detail of where each value came from. What to show is the caller's choice. Collectors may run
+/// on several threads at once: the notes sit behind a `Mutex`.
 public final class Diagnostics: Sendable {
   public enum Level: Int, Sendable, Comparable {
     case detail = 0
@@ -123,7 +123,7 @@ public final class Diagnostics: Sendable {
   }
 
   private let storage = Mutex<[Note]>([])
-  /// Whether `detail` notes are kept. `collect` without `-v` prints none, so it does not build them.
+  /// Whether `detail` notes are kept; without it, their messages are never built.
   public let recordsDetail: Bool
 
   public init(recordsDetail: Bool = true) {
@@ -138,7 +138,7 @@ public final class Diagnostics: Sendable {
     let note = Note(level: .warning, key: key, message: message)
     storage.withLock { $0.append(note) }
   }
-  /// Detail for `-v`: where a value came from, or why an optional source was absent.
+  /// Detail: where a value came from, or why an optional source was absent.
   /// The message is built only when detail is recorded.
   public func detail(_ key: String, _ message: @autoclosure () -> String) {
     guard recordsDetail else { return }

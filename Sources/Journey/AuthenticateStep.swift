@@ -131,7 +131,7 @@ public enum JourneyError: Error, Equatable, CustomStringConvertible {
     case .malformedCallback(let index, let reason): "callbacks[\(index)] is malformed: \(reason)"
     case .unsupportedCallback(let index, let type):
       "the journey asks for a \(type.map { "\"\($0)\"" } ?? "callback without a type") (callbacks[\(index)]), which "
-        + "fr-profile cannot answer; it answers \(CallbackRequest.supportedTypes.joined(separator: ", "))"
+        + "this client cannot answer; it answers \(CallbackRequest.supportedTypes.joined(separator: ", "))"
     case .unexpectedStatus(let status, let message):
       "the server answered HTTP \(status)\(message.isEmpty ? "" : ": \(message)"); expected an AM authenticate response"
     case .notAStep: "the server's answer has neither \"callbacks\" nor \"tokenId\": it is not an AM authenticate response"

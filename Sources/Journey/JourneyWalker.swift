@@ -76,7 +76,7 @@ public struct JourneyWalker {
   /// anything is answered.
   public var maximumCallbacks = AuthenticateStep.defaultMaximumCallbacks
   /// Seconds the whole walk may take (`JourneyError.timeLimit`), answering included; nil for
-  /// no limit. `post` gets the time left through `remainingTime`.
+  /// no limit. It is checked before each post and after each answer.
   public var maximumTime: Double?
   /// The clock, in seconds (monotonic); replaceable in tests.
   public var now: () -> Double = JourneyWalker.monotonicSeconds

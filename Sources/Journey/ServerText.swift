@@ -43,7 +43,7 @@ public enum ServerText {
   }
 
   /// `value` with every string (member names included) passed through `hide`: for printing a
-  /// server's JSON (`--json`), where the writer escapes controls itself.
+  /// server's JSON, where the writer escapes controls itself.
   public static func hiding(_ secrets: [String], in value: JSON) -> JSON {
     guard secrets.contains(where: { !$0.isEmpty }) else { return value }
     switch value {

@@ -10,11 +10,11 @@ import Crypto
 /// checked; see README "Identity" for the threat model):
 ///
 /// - `device-key.pem`: the private key (PKCS#8 PEM), mode 0600, directory 0700.
-/// - `device-key.pub`: its public key (PEM), a cache so `--public-key` and a changed machine-id
-///   need no P-256 scalar multiplication.
+/// - `device-key.pub`: its public key (PEM), a cache so the public key and a changed
+///   machine-id need no P-256 scalar multiplication.
 /// - `device-key.id`: the identifier, bound to what it was derived from — the machine-id
 ///   bytes and the identities (device, inode, size, mtime) of the key and the public key
-///   files. `collect` prints it with no cryptography at all when nothing changed; any
+///   files. `identifier(for:)` returns it with no cryptography at all when nothing changed; any
 ///   difference sends it through the full derivation, which parses the private key, rebuilds a
 ///   public key cache that does not match it and rewrites the binding.
 ///
@@ -197,7 +197,7 @@ public struct DeviceKeyStore: Sendable {
     publicPEM(try publicKeyDER())
   }
 
-  /// The full check `fr-profile identifier` makes: derives the public key from the private key
+  /// The full check: derives the public key from the private key
   /// (which must parse) and rebuilds a public key cache that is missing or does not belong to
   /// it. Returns whether the cache had to be rebuilt.
   @discardableResult

@@ -1,6 +1,6 @@
 /// Lists devices by walking `/sys` below a `SystemSource` root, as libudev does on a live machine.
 ///
-/// libudev always reads the real `/sys` and `/run/udev`, so `--root DIR` fixture trees use this
+/// libudev always reads the real `/sys` and `/run/udev`, so recorded trees (a `SystemSource` root DIR) use this
 /// instead: `DIR/sys/class/<subsystem>/*` and `DIR/sys/bus/<subsystem>/devices/*` (symbolic
 /// links into `DIR/sys/devices`), each device's `uevent` for its properties, and the udev
 /// database `DIR/run/udev/data/<id>` (`E:` lines) when the tree has one.

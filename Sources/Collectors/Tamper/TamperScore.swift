@@ -3,7 +3,7 @@ import ProfileJSON
 /// One check for signs that the machine or this process has been tampered with: the Linux
 /// counterpart of the SDKs' `RootDetector`. Embedders add their own by conforming.
 public protocol TamperDetector: Sendable {
-  /// A short camelCase name shown by `fr-profile tamper`, e.g. "debugger".
+  /// A short camelCase name for reports, e.g. "debugger".
   var name: String { get }
   /// A score in 0…1 (0: no sign; 1: certain) and the evidence behind it.
   func analyze(_ context: CollectionContext) -> TamperFinding
@@ -51,7 +51,7 @@ public struct TamperReport: Sendable {
 }
 
 public enum TamperScore {
-  /// The built-in detectors, in the order `fr-profile tamper` lists them.
+  /// The built-in detectors, in the order a report lists them.
   public static let defaultDetectors: [any TamperDetector] = [
     DebuggerDetector(), InjectedLibraryDetector(), WritableSystemDirectoryDetector(),
     SetuidInterpreterDetector(), TaintedKernelDetector(), SecureBootDetector(), VirtualizationDetector(),

@@ -3,7 +3,7 @@
 /// system partition" check). Score 0.9.
 ///
 /// "Rightful owner" is the owner of the root directory — uid 0 on a live machine; for a
-/// `--root` fixture tree, whoever owns the tree — so fixtures behave like machines.
+/// recorded tree (a `SystemSource` root), whoever owns the tree — so fixtures behave like machines.
 public struct WritableSystemDirectoryDetector: TamperDetector {
   public let name = "writableSystemDirectories"
   public init() {}
