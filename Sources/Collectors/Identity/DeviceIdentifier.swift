@@ -12,10 +12,10 @@ public enum DeviceIdentifier {
   public static let appLabel = "fr-profile device identifier v1"
 
   public static func make(machineID: [UInt8]?, publicKeyDER: [UInt8]) -> String {
-    let keyPart = hex(Insecure.SHA1.hash(data: publicKeyDER))
+    let keyPart = hexString(Insecure.SHA1.hash(data: publicKeyDER))
     guard let machineID else { return keyPart }
     let mac = HMAC<SHA256>.authenticationCode(for: Array(appLabel.utf8), using: SymmetricKey(data: machineID))
-    return String(hex(mac).prefix(16)) + "-" + keyPart
+    return String(hexString(mac).prefix(16)) + "-" + keyPart
   }
 
   /// The 16 bytes of /etc/machine-id (32 hex digits), or nil when it is missing, empty,
@@ -48,13 +48,4 @@ public enum DeviceIdentifier {
     }
   }
 
-  private static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for byte in bytes {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 0xF)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
 }

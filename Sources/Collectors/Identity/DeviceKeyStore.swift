@@ -256,11 +256,7 @@ public struct DeviceKeyStore: Sendable {
     bytes.reserveCapacity(160)
     bytes.append(contentsOf: "fr-profile identifier cache 1\nmachine-id ".utf8)
     if let machineID {
-      let digits: StaticString = "0123456789abcdef"
-      for byte in machineID {
-        bytes.append(digits.utf8Start[Int(byte >> 4)])
-        bytes.append(digits.utf8Start[Int(byte & 0xF)])
-      }
+      appendHex(machineID, to: &bytes)
     } else {
       bytes.append(contentsOf: "none".utf8)
     }
@@ -465,15 +461,20 @@ func publicPEM(_ der: [UInt8]) -> String {
   (try? P256.Signing.PublicKey(derRepresentation: der).pemRepresentation) ?? ""
 }
 
-func hexString(_ bytes: [UInt8]) -> String {
-  let digits = Array("0123456789abcdef".utf8)
+func hexString<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
   var out: [UInt8] = []
-  out.reserveCapacity(bytes.count * 2)
-  for byte in bytes {
-    out.append(digits[Int(byte >> 4)])
-    out.append(digits[Int(byte & 0xF)])
-  }
+  out.reserveCapacity(bytes.underestimatedCount * 2)
+  appendHex(bytes, to: &out)
   return String(decoding: out, as: UTF8.self)
+}
+
+/// Lowercase hex digits of `bytes`, two per byte.
+func appendHex<Bytes: Sequence<UInt8>>(_ bytes: Bytes, to out: inout [UInt8]) {
+  let digits: StaticString = "0123456789abcdef"
+  for byte in bytes {
+    out.append(digits.utf8Start[Int(byte >> 4)])
+    out.append(digits.utf8Start[Int(byte & 0xF)])
+  }
 }
 
 /// Cheap framing check run on every read: PEM armour of a private key around base64 text.
