@@ -79,8 +79,10 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
-    // libudev (displays, cameras, bluetooth); only Collectors/System/Udev.swift imports it.
-    .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+    // libudev (displays, cameras, bluetooth), loaded with dlopen on first use rather than linked
+    // (Sources/CUdev/include/CUdev.h says why); only Collectors/System/Udev.swift imports it.
+    // Building needs libudev.h (Debian libudev-dev); running needs libudev.so.1 (libudev1).
+    .target(name: "CUdev"),
     // AM's authenticate protocol for journey clients: steps, callbacks, the walk, server text
     // made printable. Only the JSON value: an embedder who needs the protocol pulls no
     // libudev or swift-crypto.

@@ -33,7 +33,7 @@ public struct CollectionContext: Sendable {
     if let devices {
       self.devices = devices
     } else if system.isLive {
-      self.devices = LibudevEnumerator()
+      self.devices = LibudevEnumerator(diagnostics: diagnostics)
     } else {
       self.devices = SysfsEnumerator(system: system)
     }

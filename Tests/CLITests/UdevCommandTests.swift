@@ -14,8 +14,10 @@ let umockdevRequired = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmp
 ///
 /// The child gets only PATH, TMPDIR and FR_PROFILE_HOME: no UMOCKDEV_DIR or LD_PRELOAD of an
 /// outer testbed, and TMPDIR=/dev/shm, where umockdev builds its testbed 10× faster than on disk.
+/// `childPrefix` runs before fr-profile inside the testbed (e.g. `env VAR=value`).
 func collectUnderUmockdev(
-  _ devices: [String], stateDirectory: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+  _ devices: [String], stateDirectory: String? = nil, childPrefix: [String] = [],
+  sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> RunResult? {
   guard let umockdevRun else {
     if umockdevRequired {
@@ -28,6 +30,7 @@ func collectUnderUmockdev(
   var prefix = [umockdevRun]
   for device in devices { prefix += ["--device", cliFixture("umockdev/\(device).umockdev")] }
   prefix.append("--")
+  prefix += childPrefix
   let tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : NSTemporaryDirectory()
   let environment = ["TMPDIR": tmp, "FR_PROFILE_HOME": stateDirectory ?? home + "/state"]
   let result = try run(["collect"], environment: environment, prefix: prefix)
@@ -111,6 +114,23 @@ struct UdevCommandTests {
   @Test func blockedBluetoothAdapterIsStillSupported() throws {
     guard let result = try collectUnderUmockdev(["bluetooth-blocked"]) else { return }
     #expect(try UdevFacts(profile: result.stdout).bluetoothSupported == true)
+  }
+
+  /// A libudev.so.1 that cannot be loaded (here an invalid file that LD_LIBRARY_PATH puts first,
+  /// for fr-profile only: umockdev-run itself links libudev): the same devices come from the
+  /// sysfs walk of the udev database, and stderr says why.
+  @Test func unloadableLibudevFallsBackToTheSysfsWalkWithAWarning() throws {
+    let libraries = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(libraries) }
+    try Data("not a library".utf8).write(to: URL(fileURLWithPath: libraries + "/libudev.so.1"))
+    let devices = ["laptop-edp-hdmi", "webcam", "bluetooth"]
+    guard let viaUdev = try collectUnderUmockdev(devices),
+      let viaSysfs = try collectUnderUmockdev(devices, childPrefix: ["/usr/bin/env", "LD_LIBRARY_PATH=" + libraries])
+    else { return }
+    #expect(!viaUdev.stderr.contains("libudev"), "\(viaUdev.stderr)")
+    #expect(viaSysfs.stderr.contains("libudev.so.1 could not be used"), "\(viaSysfs.stderr)")
+    #expect(try UdevFacts(profile: viaSysfs.stdout) == UdevFacts(profile: viaUdev.stdout))
+    #expect(try UdevFacts(profile: viaSysfs.stdout) == UdevFacts(display: ["width": 2560, "height": 1440, "orientation": 1], numberOfCameras: 1, bluetoothSupported: true))
   }
 
   @Test func machineWithoutAnyOfTheseDevices() throws {

@@ -43,18 +43,33 @@ public protocol DeviceEnumerating: Sendable {
 ///
 /// libudev is asked only about a subsystem the kernel has (`/sys/class/<subsystem>` or
 /// `/sys/bus/<subsystem>`, one `stat` each): most servers and VMs have no drm, video4linux or
-/// bluetooth, and an enumeration that finds nothing still scans /sys/bus and /sys/class. One
-/// udev context serves all enumerations of an enumerator (a collection's `CollectionContext`
+/// bluetooth, and an enumeration that finds nothing still scans /sys/bus and /sys/class. Only
+/// then is libudev.so.1 loaded (dlopen, Sources/CUdev), so on those machines it is never mapped.
+/// One udev context serves all enumerations of an enumerator (a collection's `CollectionContext`
 /// makes one), created on first use.
+///
+/// When libudev.so.1 cannot be loaded, the devices come from the sysfs walk of the live machine
+/// (`SysfsEnumerator`, which reads the same udev database), and `diagnostics` gets a warning
+/// naming the subsystem and the reason.
 public struct LibudevEnumerator: DeviceEnumerating {
   private let session = UdevSession()
+  private let diagnostics: Diagnostics?
 
-  public init() {}
+  public init(diagnostics: Diagnostics? = nil) {
+    self.diagnostics = diagnostics
+  }
 
   public func devices(subsystem: String, attributes: [String]) -> [UdevDevice] {
     let live = SystemSource(root: "/", environment: [:])
     guard live.exists("/sys/class/" + subsystem) || live.exists("/sys/bus/" + subsystem) else { return [] }
-    return session.devices(subsystem: subsystem, attributes: attributes)
+    if let devices = session.devices(subsystem: subsystem, attributes: attributes) { return devices }
+    var reason: UnsafePointer<CChar>? = nil
+    let why = frp_udev_load(&reason) == 1 ? "udev_new() failed" : reason.map { String(cString: $0) } ?? "dlopen failed"
+    diagnostics?.warn(
+      "udev",
+      "libudev.so.1 could not be used (\(why)); \(subsystem) devices were read from /sys and the udev "
+        + "database instead (Debian package libudev1)")
+    return SysfsEnumerator(system: live).devices(subsystem: subsystem, attributes: attributes)
   }
 }
 
@@ -62,10 +77,11 @@ public struct LibudevEnumerator: DeviceEnumerating {
 private final class UdevSession: Sendable {
   private let udev = Mutex<Udev?>(nil)
 
-  func devices(subsystem: String, attributes: [String]) -> [UdevDevice] {
+  /// nil when libudev could not be loaded or gave no context.
+  func devices(subsystem: String, attributes: [String]) -> [UdevDevice]? {
     udev.withLock { udev in
       if udev == nil { udev = Udev() }
-      return udev?.devices(subsystem: subsystem, attributes: attributes) ?? []
+      return udev?.devices(subsystem: subsystem, attributes: attributes)
     }
   }
 }
@@ -76,26 +92,26 @@ private final class Udev {
   private let context: OpaquePointer
 
   init?() {
-    guard let context = udev_new() else { return nil }
+    guard frp_udev_load(nil) == 1, let context = frp_udev_new() else { return nil }
     self.context = context
   }
 
-  deinit { udev_unref(context) }
+  deinit { frp_udev_unref(context) }
 
   func devices(subsystem: String, attributes: [String]) -> [UdevDevice] {
-    guard let enumeration = udev_enumerate_new(context) else { return [] }
-    defer { udev_enumerate_unref(enumeration) }
-    guard udev_enumerate_add_match_subsystem(enumeration, subsystem) >= 0,
-      udev_enumerate_scan_devices(enumeration) >= 0
+    guard let enumeration = frp_udev_enumerate_new(context) else { return [] }
+    defer { frp_udev_enumerate_unref(enumeration) }
+    guard frp_udev_enumerate_add_match_subsystem(enumeration, subsystem) >= 0,
+      frp_udev_enumerate_scan_devices(enumeration) >= 0
     else { return [] }
     var result: [UdevDevice] = []
-    var entry = udev_enumerate_get_list_entry(enumeration)
+    var entry = frp_udev_enumerate_get_list_entry(enumeration)
     while let current = entry {
-      entry = udev_list_entry_get_next(current)
-      guard let syspath = udev_list_entry_get_name(current),
-        let device = udev_device_new_from_syspath(context, syspath)
+      entry = frp_udev_list_entry_get_next(current)
+      guard let syspath = frp_udev_list_entry_get_name(current),
+        let device = frp_udev_device_new_from_syspath(context, syspath)
       else { continue }
-      defer { udev_device_unref(device) }
+      defer { frp_udev_device_unref(device) }
       result.append(copy(device, attributes: attributes))
     }
     return result.sorted { $0.syspath < $1.syspath }
@@ -103,24 +119,24 @@ private final class Udev {
 
   private func copy(_ device: OpaquePointer, attributes names: [String]) -> UdevDevice {
     var properties: [String: String] = [:]
-    var entry = udev_device_get_properties_list_entry(device)
+    var entry = frp_udev_device_get_properties_list_entry(device)
     while let current = entry {
-      if let name = udev_list_entry_get_name(current) {
-        properties[String(cString: name)] = udev_list_entry_get_value(current).map { String(cString: $0) } ?? ""
+      if let name = frp_udev_list_entry_get_name(current) {
+        properties[String(cString: name)] = frp_udev_list_entry_get_value(current).map { String(cString: $0) } ?? ""
       }
-      entry = udev_list_entry_get_next(current)
+      entry = frp_udev_list_entry_get_next(current)
     }
     var attributes: [String: String] = [:]
     for name in names {
-      if let value = udev_device_get_sysattr_value(device, name) {
+      if let value = frp_udev_device_get_sysattr_value(device, name) {
         attributes[name] = String(cString: value)
       }
     }
     return UdevDevice(
-      subsystem: udev_device_get_subsystem(device).map { String(cString: $0) } ?? "",
-      sysname: udev_device_get_sysname(device).map { String(cString: $0) } ?? "",
-      syspath: udev_device_get_syspath(device).map { String(cString: $0) } ?? "",
-      devtype: udev_device_get_devtype(device).map { String(cString: $0) },
+      subsystem: frp_udev_device_get_subsystem(device).map { String(cString: $0) } ?? "",
+      sysname: frp_udev_device_get_sysname(device).map { String(cString: $0) } ?? "",
+      syspath: frp_udev_device_get_syspath(device).map { String(cString: $0) } ?? "",
+      devtype: frp_udev_device_get_devtype(device).map { String(cString: $0) },
       properties: properties,
       attributes: attributes)
   }
