@@ -27,6 +27,10 @@ STRIP := strip --remove-section=.comment --remove-section=.note --strip-unneeded
 ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 DEB := dist/fr-profile_$(VERSION)_$(ARCH).deb
 DOCS := $(STATIC)/docs
+# The glibc fr-profile is statically linked with: the .deb depends on this release (below the next
+# one) and names it in Built-Using, because a static glibc dlopens libudev only with its own version.
+GLIBC_NEXT = $(shell ldd --version | awk 'NR == 1 { split($$NF, v, "."); print v[1] "." v[2] + 1 }')
+GLIBC_SOURCE = $(shell dpkg-query -W -f='$${source:Version}' libc6-dev 2>/dev/null)
 
 # Install layout (make install; make deb sets Debian's).
 BINDIR ?= $(PREFIX)/bin
@@ -38,24 +42,36 @@ ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 
-# The fastest start-up measured on this machine (README "Benchmark"): static Swift stdlib,
-# no PIE, static libgcc and libstdc++ (via a linker script on the -L path); libc, libm and
-# libudev stay dynamic; no $ORIGIN rpath (no library ships beside the binary; with it, ld.so
-# probed four directories for libudev first). --no-export-dynamic: nothing loads symbols from the executable, and
-# the Swift runtime's start-up dladdr() otherwise scans ~100k exported symbols. The section
-# ordering file (bench/collect-order.sh) makes gold put the functions collect runs next to each
-# other, which lowers its peak RSS (README "Benchmark"); it moves code, never changes it, and
-# bench/release-golden.sh (run by `make check-deb`, so by `make test`, and by `make bench`) checks
-# the release binary's golden profiles. `-Xfrontend -function-sections` (a hidden frontend flag)
-# puts every Swift function in a section of its own, as C's -ffunction-sections does; without it
-# only a few (linkonce) functions had one, so the ordering file could move almost none of ours and
-# collect's code stayed spread over the binary (peak RSS 5.7-6.2 MB; with it 5.1-5.3 MB). It moves
-# code, never changes it: release-golden.sh compares the output byte for byte.
-RELEASE_FLAGS := -c release --product fr-profile --scratch-path $(STATIC) --static-swift-stdlib --disable-local-rpath \
+# The fastest start-up measured on this machine (README "Benchmark"). fr-profile is linked fully
+# statically (static glibc, libm, Swift runtime, libstdc++ and libgcc; -static): the dynamic
+# loader then maps and relocates nothing at start, which was a fifth of a collect. libudev, which
+# ships no static library, is loaded with dlopen only on a machine that has drm, video4linux or
+# bluetooth (Sources/CUdev); a statically linked glibc can dlopen only its own version's
+# libraries, so the .deb depends on exactly this glibc release (packaging/debian/control.in).
+# fr-profile-journey needs libcurl, libpam and libtss2 and stays dynamic: static Swift stdlib,
+# no PIE, static libgcc and libstdc++ (via a linker script on the -L path). The two differ in
+# -Xswiftc flags, which SwiftPM compares per build directory, so each has its own ($(STATIC),
+# $(JOURNEY_BUILD)) instead of recompiling everything whenever the other was built last.
+# No $ORIGIN rpath (no library ships beside the binaries). --no-export-dynamic: nothing loads
+# symbols from the executable, and the Swift runtime's start-up dladdr() otherwise scans ~100k
+# exported symbols. The section ordering file (bench/collect-order.sh) makes gold put the
+# functions collect runs next to each other, which lowers its peak RSS (README "Benchmark"); it
+# moves code, never changes it, and bench/release-golden.sh (run by `make check-deb`, so by
+# `make test`, and by `make bench`) checks the release binary's golden profiles.
+# `-Xfrontend -function-sections` (a hidden frontend flag) puts every Swift function in a section
+# of its own, as C's -ffunction-sections does; without it only a few (linkonce) functions had
+# one, so the ordering file could move almost none of ours and collect's code stayed spread over
+# the binary (peak RSS 5.7-6.2 MB; with it 5.1-5.3 MB). It moves code, never changes it:
+# release-golden.sh compares the output byte for byte.
+JOURNEY_BUILD := .build-static-journey
+RELEASE_COMMON := -c release --static-swift-stdlib --disable-local-rpath \
   -Xswiftc -Xfrontend -Xswiftc -function-sections \
   -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
-  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker $(COMMIT_OBJECT) -Xlinker --no-export-dynamic \
+  -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker $(COMMIT_OBJECT) -Xlinker --no-export-dynamic
+RELEASE_FLAGS := $(RELEASE_COMMON) --product fr-profile --scratch-path $(STATIC) \
+  -Xswiftc -Xclang-linker -Xswiftc -static \
   -Xlinker --section-ordering-file=$(CURDIR)/bench/collect-order.txt
+JOURNEY_FLAGS := $(RELEASE_COMMON) --product fr-profile-journey --scratch-path $(JOURNEY_BUILD)
 
 # The toolchain's swift-format with the repo's .swift-format; `swift format --in-place --recursive
 # Sources Tests Fuzz Package.swift` fixes what it reports.
@@ -114,10 +130,12 @@ release: deps-build
 	@printf 'const char fr_profile_build_commit[] = "%s";\n' '$(COMMIT)' > $(STATIC)/build-commit.c.new
 	@if ! cmp -s $(STATIC)/build-commit.c.new $(STATIC)/build-commit.c || [ ! -f $(COMMIT_OBJECT) ]; then \
 	  mv $(STATIC)/build-commit.c.new $(STATIC)/build-commit.c; gcc -c -o $(COMMIT_OBJECT) $(STATIC)/build-commit.c; \
-	  rm -f $(STATIC)/release/fr-profile $(STATIC)/release/fr-profile-journey; \
+	  rm -f $(STATIC)/release/fr-profile $(STATIC)/release/fr-profile-journey $(JOURNEY_BUILD)/release/fr-profile-journey; \
 	fi
 	$(SWIFT) build $(RELEASE_FLAGS)
-	$(SWIFT) build $(subst --product fr-profile,--product fr-profile-journey,$(RELEASE_FLAGS))
+	$(SWIFT) build $(JOURNEY_FLAGS)
+	@# fr-profile runs the fr-profile-journey installed next to it: keep the pair together.
+	install -m 0755 $(JOURNEY_BUILD)/release/fr-profile-journey $(STATIC)/release/fr-profile-journey
 
 build: deps-build
 	$(SWIFT) build
@@ -181,6 +199,7 @@ deb: deps-deb release docs
 	cd $(STATIC)/deb && dpkg-shlibdeps -O root/usr/bin/fr-profile root/usr/bin/fr-profile-journey \
 	  | sed -n 's/^shlibs:Depends=//p' > depends
 	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@ARCH@|$(ARCH)|' -e "s|@DEPENDS@|$$(cat $(STATIC)/deb/depends)|" \
+	  -e 's|@GLIBC_NEXT@|$(GLIBC_NEXT)|' -e 's|@GLIBC_SOURCE@|$(GLIBC_SOURCE)|' \
 	  -e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(STATIC)/deb/root | cut -f1)|" \
 	  packaging/debian/control.in > $(STATIC)/deb/root/DEBIAN/control
 	cd $(STATIC)/deb/root && find usr lib -type f -exec md5sum {} + | sort -k2 > DEBIAN/md5sums
@@ -201,4 +220,4 @@ bench: deps-bench release
 	FR_PROFILE=$(BIN) bench/match-bench.sh
 
 clean:
-	rm -rf .build $(STATIC) dist
+	rm -rf .build $(STATIC) $(JOURNEY_BUILD) dist

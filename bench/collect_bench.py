@@ -52,8 +52,9 @@ def build_floor(out_dir):
 def build_start_yardsticks(out_dir):
     """Two programs that only start and exit, linked like the real ones: a C `main` with libudev
     (what bench/floor.c pays before its first read) and an empty Swift program with the release
-    link flags and libraries (Makefile RELEASE_FLAGS, Sources/CStartup, libudev): what any Swift
-    collect pays before its first read. Returns (c, swift); swift is None without a toolchain."""
+    link flags (Makefile RELEASE_FLAGS: statically linked, Sources/CStartup; libudev is loaded
+    only when needed): what any Swift collect pays before its first read. Returns (c, swift);
+    swift is None without a toolchain."""
     c_source = os.path.join(out_dir, "start.c")
     with open(c_source, "w") as handle:
         handle.write("int main(void) { return 0; }\n")
@@ -68,16 +69,11 @@ def build_start_yardsticks(out_dir):
         handle.write("// Nothing: process start-up only.\n")
     argv_object = os.path.join(out_dir, "swift-argv.o")
     subprocess.run([clang, "-O2", "-c", "-o", argv_object, os.path.join(HERE, "..", "Sources", "CStartup", "swift-argv.c")], check=True)
-    stdcxx = os.path.join(out_dir, "stdcxx")
-    os.makedirs(stdcxx)
-    libstdcxx = subprocess.run(["gcc", "-print-file-name=libstdc++.a"], capture_output=True, text=True, check=True).stdout.strip()
-    with open(os.path.join(stdcxx, "libstdc++.so"), "w") as handle:
-        handle.write(f"INPUT({libstdcxx})\n")
     swift_binary = os.path.join(out_dir, "start-swift")
     # TMPDIR: swiftc leaves a TemporaryDirectory.* behind per compile; keep it in our work directory.
     subprocess.run([swiftc, "-O", "-static-stdlib", "-o", swift_binary, swift_source, argv_object,
-                    "-Xclang-linker", "-no-pie", "-Xclang-linker", "-static-libgcc", "-L", stdcxx,
-                    "-Xlinker", "--no-export-dynamic", "-Xlinker", "--no-as-needed", "-ludev"],
+                    "-Xclang-linker", "-no-pie", "-Xclang-linker", "-static-libgcc", "-Xclang-linker", "-static",
+                    "-Xlinker", "--no-export-dynamic"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, TMPDIR=out_dir))
     return c_binary, swift_binary
 

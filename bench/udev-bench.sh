@@ -4,14 +4,18 @@
 #   bench/udev-bench.sh [BINARY] [BASELINE]          ROUNDS=500 by default
 #
 # BINARY    fr-profile with the udev collectors (default .build-static/release/fr-profile, `make release`)
-# BASELINE  optional: the same build with the udev collectors left out of DeviceProfile.defaultCollectors
-#           (libudev still linked), so the difference is the collectors' own work
+# BASELINE  optional: the same build with the udev collectors left out of DeviceProfile.defaultCollectors,
+#           so the difference is the collectors' own work
+# UMOCKDEV_BINARY  the fr-profile of the umockdev round (default .build/release/fr-profile, built with
+#           `swift build -c release --product fr-profile` when missing): umockdev fakes devices through
+#           LD_PRELOAD, which a statically linked executable ignores, so that round needs a dynamic build
+#           (the release fr-profile is static; its libudev path is otherwise the same code)
 #
 # Two rounds, each interleaved (every round runs each command once, in a shuffled order, spawned
 # without a shell and reaped with wait4; medians), because on a shared 2-core machine sequential
 # runs (hyperfine) mostly measure what the neighbours were doing at the time:
 #   live      this machine as it is (CI VMs have no drm, video4linux or bluetooth devices: the cost is
-#             loading libudev and three enumerations that find nothing)
+#             three `stat`s; libudev is not even loaded)
 #   umockdev  inside one umockdev testbed holding a laptop's devices (eDP + HDMI with EDIDs, a webcam,
 #             a bluetooth adapter); every command, the C floor included, pays umockdev's LD_PRELOAD
 #             on each file access, so compare the commands with each other, not with the live round
@@ -27,6 +31,14 @@ for tool in gcc pkg-config python3 umockdev-run; do
   command -v "$tool" >/dev/null || { echo "udev-bench: $tool is missing (apt-get install gcc pkg-config python3 umockdev)" >&2; exit 1; }
 done
 [ -x "$BIN" ] || { echo "udev-bench: $BIN is missing; run 'make release' first" >&2; exit 1; }
+UMOCKDEV_BIN=${UMOCKDEV_BINARY:-.build/release/fr-profile}
+if [ -z "${UMOCKDEV_BINARY:-}" ] && [ ! -x "$UMOCKDEV_BIN" ]; then
+  swift build -c release --product fr-profile >&2
+fi
+if ! readelf -lW "$UMOCKDEV_BIN" | grep -q INTERP; then
+  echo "udev-bench: $UMOCKDEV_BIN is statically linked: umockdev's LD_PRELOAD cannot reach it; give a dynamic build" >&2
+  exit 1
+fi
 
 gcc -O2 -o "$OUT/limit" bench/floor.c $(pkg-config --cflags --libs libudev)
 gcc -O2 -DNO_UDEV -o "$OUT/limit-sysfs" bench/floor.c
@@ -36,6 +48,7 @@ trap 'rm -rf "$STATE"' EXIT
 chmod 700 "$STATE"
 export FR_PROFILE_HOME="$STATE/state"
 "$BIN" collect >/dev/null  # create the device key once, outside the timings
+"$UMOCKDEV_BIN" collect >/dev/null
 
 cat >"$OUT/interleave.py" <<'PY'
 import os, random, statistics, sys, time
@@ -70,6 +83,7 @@ commands=("C floor (libudev)=$OUT/limit" "C floor (sysfs)=$OUT/limit-sysfs" "fr-
 echo "== live machine ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 python3 "$OUT/interleave.py" "${commands[@]}"
 
-echo "== umockdev testbed: eDP + HDMI, webcam, bluetooth"
+echo "== umockdev testbed: eDP + HDMI, webcam, bluetooth ($UMOCKDEV_BIN, dynamically linked)"
+commands=("C floor (libudev)=$OUT/limit" "C floor (sysfs)=$OUT/limit-sysfs" "fr-profile collect=$UMOCKDEV_BIN collect")
 TMPDIR=/dev/shm umockdev-run --device "$FIX/laptop-edp-hdmi.umockdev" --device "$FIX/webcam.umockdev" \
   --device "$FIX/bluetooth.umockdev" -- python3 "$OUT/interleave.py" "${commands[@]}"
