@@ -42,7 +42,11 @@ depends=$(dpkg-deb -f "$deb" Depends)
 for library in libc6 libcurl4 libudev1; do
   [[ $depends == *"$library "* || $depends == *"$library," || $depends == *"$library" ]] || fail "Depends lacks $library: $depends"
 done
-pass "Depends: $depends"
+# fr-profile is statically linked with glibc and dlopens libudev: it needs this glibc release.
+[[ $depends == *"libc6 (<< "* ]] || fail "Depends does not pin the glibc release fr-profile is linked with: $depends"
+built_using=$(dpkg-deb -f "$deb" Built-Using)
+[[ $built_using == "glibc (= "* ]] || fail "Built-Using does not name glibc: '$built_using'"
+pass "Depends: $depends; Built-Using: $built_using"
 
 # Contents: stripped binaries that run.
 dpkg-deb -x "$deb" "$work/x"

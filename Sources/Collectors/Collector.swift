@@ -22,21 +22,23 @@ public struct CollectionContext: Sendable {
   /// Where device lists come from (displays, cameras, bluetooth adapters).
   public var devices: any DeviceEnumerating
 
-  /// `devices` defaults to libudev on the live machine and to a sysfs walk below a fixture root
+  /// Devices come from libudev on the live machine and from a sysfs walk below a fixture root
   /// (libudev cannot be pointed at one).
-  public init(
-    system: SystemSource, diagnostics: Diagnostics = Diagnostics(), devices: (any DeviceEnumerating)? = nil
-  ) {
+  public init(system: SystemSource, diagnostics: Diagnostics = Diagnostics()) {
+    // Two initialisers rather than an optional `devices` parameter: the first
+    // `Optional<any DeviceEnumerating>` of a process costs collect a runtime metadata
+    // instantiation (~34 k instructions; README "Benchmark").
+    let devices: any DeviceEnumerating =
+      system.isLive ? LibudevEnumerator(diagnostics: diagnostics) : SysfsEnumerator(system: system)
+    self.init(system: system, diagnostics: diagnostics, devices: devices)
+  }
+
+  /// A context whose device lists come from `devices` (tests hand in a fixed list).
+  public init(system: SystemSource, diagnostics: Diagnostics = Diagnostics(), devices: any DeviceEnumerating) {
     self.system = system
     self.diagnostics = diagnostics
     self.facts = SharedFacts(system: system)
-    if let devices {
-      self.devices = devices
-    } else if system.isLive {
-      self.devices = LibudevEnumerator(diagnostics: diagnostics)
-    } else {
-      self.devices = SysfsEnumerator(system: system)
-    }
+    self.devices = devices
   }
 }
 
@@ -51,7 +53,12 @@ public final class SharedFacts: Sendable {
 
   private struct Cache {
     var osRelease: KeyValues?
-    var cpuInfo: CPUInfo??
+    /// /proc/cpuinfo: whether it was read, whether it existed, and what it said. Not a
+    /// `CPUInfo??` through `cached` nor a `CPUInfo?`: on collect's path each costs a runtime
+    /// metadata instantiation (~10 k instructions; README "Benchmark").
+    var cpuInfoRead = false
+    var cpuInfoExists = false
+    var cpuInfo = CPUInfo()
     var virtualization: Virtualization?
     var machineIdentity: MachineIdentity?
     var dmiPresent: Bool?
@@ -73,7 +80,32 @@ public final class SharedFacts: Sendable {
 
   /// The head of /proc/cpuinfo: the first processor's block is all the profile needs.
   public var cpuInfo: CPUInfo? {
-    cached(\.cpuInfo) { system.readBytes("/proc/cpuinfo", limit: 16384).map(parseCPUInfo) }
+    let info = cpuInfoFields
+    return cache.withLock { $0.cpuInfoExists } ? info : nil
+  }
+
+  /// `cpuInfo`, with every field empty (no processors, no names, no hypervisor flag) when
+  /// /proc/cpuinfo cannot be read: what collect's path asks.
+  package var cpuInfoFields: CPUInfo {
+    var known = false
+    let cached = cache.withLock { cache in
+      known = cache.cpuInfoRead
+      return cache.cpuInfo
+    }
+    if known { return cached }
+    var info = CPUInfo()
+    var exists = false
+    if let bytes = system.readBytes("/proc/cpuinfo", limit: 16384) {
+      info = parseCPUInfo(bytes)
+      exists = true
+    }
+    return cache.withLock { cache in
+      if cache.cpuInfoRead { return cache.cpuInfo }
+      cache.cpuInfoRead = true
+      cache.cpuInfoExists = exists
+      cache.cpuInfo = info
+      return info
+    }
   }
 
   public var virtualization: Virtualization {

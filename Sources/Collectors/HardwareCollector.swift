@@ -59,11 +59,10 @@ public struct HardwareCollector: DeviceCollector {
   }
 
   func processorName(_ context: CollectionContext) -> String? {
-    if let info = context.facts.cpuInfo {
-      if let model = meaningful(info.modelName) { return model }
-      if let implementer = info.implementer, let part = info.part, let core = armCoreName(implementer: implementer, part: part) {
-        return core
-      }
+    let info = context.facts.cpuInfoFields  // all fields nil when /proc/cpuinfo is missing
+    if let model = meaningful(info.modelName) { return model }
+    if let implementer = info.implementer, let part = info.part, let core = armCoreName(implementer: implementer, part: part) {
+      return core
     }
     // Boards: the SoC is the last `compatible` entry of the device tree ("brcm,bcm2711").
     let compatible = context.system.readBytes("/proc/device-tree/compatible", limit: 1024).map(parseDeviceTreeStrings)

@@ -230,12 +230,12 @@ public struct DeviceKeyStore: Sendable {
       })
     else { return nil }
     guard
-      let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.identifierName, requirement: Self.identifierRequirement)
+      let text = try mapped({ () throws(StateDirectoryError) in
+        try state.readBytes(Self.identifierName, requirement: Self.identifierRequirement)
       })
     else { return nil }
     let binding = Self.bindingBytes(machineID: machineID, key: keyIdentity, publicKey: publicIdentity)
     // "<binding>\n<identifier>\n"
-    let text = file.bytes
     guard text.count > binding.count + 2, text.starts(with: binding), text.last == UInt8(ascii: "\n") else { return nil }
     let identifier = text[(binding.count)..<(text.count - 1)]
     guard identifier.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }),

@@ -92,28 +92,34 @@ func forEachField(
 /// protocol conformance record of the binary (~0.1 M instructions and ~1.4 MB of touched
 /// pages at every login; README "Benchmark").
 package struct KeyValues: Sendable, Equatable {
-  package struct Setting: Sendable, Equatable {
-    package var key: String
-    package var value: String
-  }
-  package private(set) var settings: [Setting] = []
+  /// Keys and their values at the same index. Two `[String]`s rather than one array of
+  /// (key, value) structs: `[String]` is instantiated anyway, a new element type would cost
+  /// collect one more runtime metadata instantiation.
+  private var keys: [String] = []
+  private var values: [String] = []
 
   package init() {}
 
   /// The value of `key`, or nil when the file does not set it.
   package subscript(key: String) -> String? {
-    get { settings.first(where: { $0.key == key })?.value }
+    get { keys.firstIndex(of: key).map { values[$0] } }
     set {
-      if let index = settings.firstIndex(where: { $0.key == key }) {
-        if let newValue { settings[index].value = newValue } else { settings.remove(at: index) }
+      if let index = keys.firstIndex(of: key) {
+        if let newValue {
+          values[index] = newValue
+        } else {
+          keys.remove(at: index)
+          values.remove(at: index)
+        }
       } else if let newValue {
-        settings.append(Setting(key: key, value: newValue))
+        keys.append(key)
+        values.append(newValue)
       }
     }
   }
 
   /// How many keys are set.
-  package var count: Int { settings.count }
+  package var count: Int { keys.count }
 }
 
 /// Parses shell-style `KEY=value` files: os-release, /etc/locale.conf, /etc/default/locale,

@@ -91,7 +91,7 @@ public enum Virtualization: Equatable, Sendable {
     if system.status("/proc/device-tree/hypervisor") != nil {
       return .vm(technology: "device-tree", evidence: "/proc/device-tree/hypervisor exists")
     }
-    if let cpuinfo = facts.cpuInfo, cpuinfo.hypervisorFlag {
+    if facts.cpuInfoFields.hypervisorFlag {
       return .vm(technology: "unknown", evidence: "the CPU reports the hypervisor flag")
     }
     return nil
