@@ -54,10 +54,13 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 # $(JOURNEY_BUILD)) instead of recompiling everything whenever the other was built last.
 # No $ORIGIN rpath (no library ships beside the binaries). --no-export-dynamic: nothing loads
 # symbols from the executable, and the Swift runtime's start-up dladdr() otherwise scans ~100k
-# exported symbols. The section ordering file (bench/collect-order.sh) makes gold put the
-# functions collect runs next to each other, which lowers its peak RSS (README "Benchmark"); it
-# moves code, never changes it, and bench/release-golden.sh (run by `make check-deb`, so by
-# `make test`, and by `make bench`) checks the release binary's golden profiles.
+# exported symbols. fr-profile is linked by lld with a symbol ordering file
+# (bench/collect-order.txt, from bench/collect-order.sh) that puts the functions collect runs next
+# to each other, glibc's included, and the data objects it touches next to each other, which cut
+# its page faults from 118 to 80 (README "Benchmark"); gold's section ordering could not move
+# glibc's functions, whose sections are all named .text, nor order data. It moves code and data,
+# never changes them, and bench/release-golden.sh (run by `make check-deb`, so by `make test`,
+# and by `make bench`) checks the release binary's golden profiles.
 # `-Xfrontend -function-sections` (a hidden frontend flag) puts every Swift function in a section
 # of its own, as C's -ffunction-sections does; without it only a few (linkonce) functions had
 # one, so the ordering file could move almost none of ours and collect's code stayed spread over
@@ -69,8 +72,8 @@ RELEASE_COMMON := -c release --static-swift-stdlib --disable-local-rpath \
   -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
   -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker $(COMMIT_OBJECT) -Xlinker --no-export-dynamic
 RELEASE_FLAGS := $(RELEASE_COMMON) --product fr-profile --scratch-path $(STATIC) \
-  -Xswiftc -Xclang-linker -Xswiftc -static \
-  -Xlinker --section-ordering-file=$(CURDIR)/bench/collect-order.txt
+  -Xswiftc -Xclang-linker -Xswiftc -static -Xswiftc -use-ld=lld \
+  -Xlinker --symbol-ordering-file=$(CURDIR)/bench/collect-order.txt -Xlinker --no-warn-symbol-ordering
 JOURNEY_FLAGS := $(RELEASE_COMMON) --product fr-profile-journey --scratch-path $(JOURNEY_BUILD)
 
 # The toolchain's swift-format with the repo's .swift-format; `swift format --in-place --recursive

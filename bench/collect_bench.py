@@ -73,7 +73,7 @@ def build_start_yardsticks(out_dir):
     # TMPDIR: swiftc leaves a TemporaryDirectory.* behind per compile; keep it in our work directory.
     subprocess.run([swiftc, "-O", "-static-stdlib", "-o", swift_binary, swift_source, argv_object,
                     "-Xclang-linker", "-no-pie", "-Xclang-linker", "-static-libgcc", "-Xclang-linker", "-static",
-                    "-Xlinker", "--no-export-dynamic"],
+                    "-use-ld=lld", "-Xlinker", "--no-export-dynamic"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, TMPDIR=out_dir))
     return c_binary, swift_binary
 
