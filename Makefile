@@ -135,6 +135,8 @@ release: deps-build
 	  mv $(STATIC)/build-commit.c.new $(STATIC)/build-commit.c; gcc -c -o $(COMMIT_OBJECT) $(STATIC)/build-commit.c; \
 	  rm -f $(STATIC)/release/fr-profile $(STATIC)/release/fr-profile-journey $(JOURNEY_BUILD)/release/fr-profile-journey; \
 	fi
+	@# SwiftPM does not see the ordering file: a newer one must relink fr-profile.
+	@if [ bench/collect-order.txt -nt $(BIN) ]; then rm -f $(BIN); fi
 	$(SWIFT) build $(RELEASE_FLAGS)
 	$(SWIFT) build $(JOURNEY_FLAGS)
 	@# fr-profile runs the fr-profile-journey installed next to it: keep the pair together.

@@ -10,7 +10,8 @@
 #
 #   bench/collect-order.sh [BINARY]     (default .build-static/release/fr-profile; needs valgrind)
 #
-# Run it after changing what collect executes, then `make release` (relinks only).
+# Run it after changing what collect executes, then `make release` (which relinks fr-profile when
+# this file is newer than the binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-.build-static/release/fr-profile}
