@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks that the release binary (`make release`: static stdlib, --section-ordering-file, the
+# Checks that the release binary (`make release`: statically linked, lld symbol ordering, the
 # hidden -function-sections frontend flag) prints the golden profiles of the fixture machines,
 # byte for byte, as the debug build does in `make test` (Tests/CLITests/CollectCommandTests),
 # and that the static link took our argv start-up (Sources/CStartup) instead of the Swift
