@@ -43,38 +43,34 @@ FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 # The fastest start-up measured on this machine (README "Benchmark"). fr-profile is linked fully
-# statically (static glibc, libm, Swift runtime, libstdc++ and libgcc; -static): the dynamic
-# loader then maps and relocates nothing at start, which was a fifth of a collect. libudev, which
-# ships no static library, is loaded with dlopen only on a machine that has drm, video4linux or
-# bluetooth (Sources/CUdev); a statically linked glibc can dlopen only its own version's
-# libraries, so the .deb depends on exactly this glibc release (packaging/debian/control.in).
-# fr-profile-journey needs libcurl, libpam and libtss2 and stays dynamic: static Swift stdlib,
-# no PIE, static libgcc and libstdc++ (via a linker script on the -L path). The two differ in
-# -Xswiftc flags, which SwiftPM compares per build directory, so each has its own ($(STATIC),
-# $(JOURNEY_BUILD)) instead of recompiling everything whenever the other was built last.
-# No $ORIGIN rpath (no library ships beside the binaries). --no-export-dynamic: nothing loads
-# symbols from the executable, and the Swift runtime's start-up dladdr() otherwise scans ~100k
-# exported symbols. fr-profile is linked by lld with a symbol ordering file
-# (bench/collect-order.txt, from bench/collect-order.sh) that puts the functions collect runs next
-# to each other, glibc's included, and the data objects it touches next to each other, which cut
-# its page faults from 118 to 80 (README "Benchmark"); gold's section ordering could not move
-# glibc's functions, whose sections are all named .text, nor order data. It moves code and data,
-# never changes them, and bench/release-golden.sh (run by `make check-deb`, so by `make test`,
-# and by `make bench`) checks the release binary's golden profiles.
+# statically (static glibc, libm, Swift runtime, libstdc++ and libgcc): the dynamic loader then
+# maps and relocates nothing at start, which was a fifth of a collect. libudev, which ships no
+# static library, is loaded with dlopen only on a machine that has drm, video4linux or bluetooth
+# (Sources/CUdev); a statically linked glibc can dlopen only its own version's libraries, so the
+# .deb depends on exactly this glibc release (packaging/debian/control.in). Those link flags are
+# fr-profile's linkerSettings in Package.swift, enabled by the trait StaticExecutable: both
+# executables are compiled with the same flags in one build directory (SwiftPM recompiles
+# everything when -Xswiftc flags change), and fr-profile-journey, which needs libcurl, libpam and
+# libtss2, is linked dynamically: static Swift stdlib, no PIE, static libgcc and libstdc++ (via a
+# linker script on the -L path). No $ORIGIN rpath (no library ships beside the binaries).
+# --no-export-dynamic: nothing loads symbols from the executable, and the Swift runtime's start-up
+# dladdr() otherwise scans ~100k exported symbols. fr-profile is linked by lld with a symbol
+# ordering file (bench/collect-order.txt, from bench/collect-order.sh) that puts the functions
+# collect runs next to each other, glibc's included, and the data objects it touches next to each
+# other, which cut its page faults from 117 to 93 (README "Benchmark"); gold's section ordering
+# could not move glibc's functions, whose sections are all named .text, nor order data. It moves
+# code and data, never changes them, and bench/release-golden.sh (run by `make check-deb`, so by
+# `make test`, and by `make bench`) checks the release binary's golden profiles.
 # `-Xfrontend -function-sections` (a hidden frontend flag) puts every Swift function in a section
 # of its own, as C's -ffunction-sections does; without it only a few (linkonce) functions had
 # one, so the ordering file could move almost none of ours and collect's code stayed spread over
-# the binary (peak RSS 5.7-6.2 MB; with it 5.1-5.3 MB). It moves code, never changes it:
-# release-golden.sh compares the output byte for byte.
-JOURNEY_BUILD := .build-static-journey
-RELEASE_COMMON := -c release --static-swift-stdlib --disable-local-rpath \
-  -Xswiftc -Xfrontend -Xswiftc -function-sections \
+# the binary. It moves code, never changes it: release-golden.sh compares the output byte for byte.
+RELEASE_COMMON := -c release --traits StaticExecutable --scratch-path $(STATIC) --static-swift-stdlib \
+  --disable-local-rpath -Xswiftc -Xfrontend -Xswiftc -function-sections \
   -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
   -Xlinker -L$(CURDIR)/$(STATIC)/stdcxx -Xlinker $(COMMIT_OBJECT) -Xlinker --no-export-dynamic
-RELEASE_FLAGS := $(RELEASE_COMMON) --product fr-profile --scratch-path $(STATIC) \
-  -Xswiftc -Xclang-linker -Xswiftc -static -Xswiftc -use-ld=lld \
-  -Xlinker --symbol-ordering-file=$(CURDIR)/bench/collect-order.txt -Xlinker --no-warn-symbol-ordering
-JOURNEY_FLAGS := $(RELEASE_COMMON) --product fr-profile-journey --scratch-path $(JOURNEY_BUILD)
+RELEASE_FLAGS := $(RELEASE_COMMON) --product fr-profile
+JOURNEY_FLAGS := $(RELEASE_COMMON) --product fr-profile-journey
 
 # The toolchain's swift-format with the repo's .swift-format; `swift format --in-place --recursive
 # Sources Tests Fuzz Package.swift` fixes what it reports.
@@ -133,14 +129,12 @@ release: deps-build
 	@printf 'const char fr_profile_build_commit[] = "%s";\n' '$(COMMIT)' > $(STATIC)/build-commit.c.new
 	@if ! cmp -s $(STATIC)/build-commit.c.new $(STATIC)/build-commit.c || [ ! -f $(COMMIT_OBJECT) ]; then \
 	  mv $(STATIC)/build-commit.c.new $(STATIC)/build-commit.c; gcc -c -o $(COMMIT_OBJECT) $(STATIC)/build-commit.c; \
-	  rm -f $(STATIC)/release/fr-profile $(STATIC)/release/fr-profile-journey $(JOURNEY_BUILD)/release/fr-profile-journey; \
+	  rm -f $(STATIC)/release/fr-profile $(STATIC)/release/fr-profile-journey; \
 	fi
 	@# SwiftPM does not see the ordering file: a newer one must relink fr-profile.
 	@if [ bench/collect-order.txt -nt $(BIN) ]; then rm -f $(BIN); fi
 	$(SWIFT) build $(RELEASE_FLAGS)
 	$(SWIFT) build $(JOURNEY_FLAGS)
-	@# fr-profile runs the fr-profile-journey installed next to it: keep the pair together.
-	install -m 0755 $(JOURNEY_BUILD)/release/fr-profile-journey $(STATIC)/release/fr-profile-journey
 
 build: deps-build
 	$(SWIFT) build
@@ -226,4 +220,4 @@ bench: deps-bench release
 	FR_PROFILE=$(BIN) bench/match-bench.sh
 
 clean:
-	rm -rf .build $(STATIC) $(JOURNEY_BUILD) dist
+	rm -rf .build $(STATIC) dist

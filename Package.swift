@@ -14,6 +14,12 @@ let package = Package(
     .library(name: "JourneyProfiler", targets: ["JourneyProfiler"]),
     .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
   ],
+  traits: [
+    .trait(
+      name: "StaticExecutable",
+      description: "Release fr-profile linked statically by lld with bench/collect-order.txt (`make release`)"
+    )
+  ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     // 4.x: imports only FoundationEssentials (3.x drags in full Foundation and ICU).
@@ -33,6 +39,21 @@ let package = Package(
         "DeviceMatch",
         "CStartup",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      // `make release` (trait StaticExecutable): glibc, libm and the Swift runtime inside the
+      // binary, linked by lld with the functions and data collect touches next to each other
+      // (README "Benchmark"). Link flags of this target only, so fr-profile-journey, which must
+      // stay dynamic (libcurl, libpam, libtss2), is compiled with the same flags in the same
+      // build directory and only linked differently.
+      linkerSettings: [
+        .unsafeFlags(
+          [
+            "-Xclang-linker", "-static", "-use-ld=lld",
+            "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/bench/collect-order.txt",
+            "-Xlinker", "--no-warn-symbol-ordering",
+          ],
+          .when(configuration: .release, traits: ["StaticExecutable"])
+        )
       ]
     ),
     // The journey client: walks an AM authentication tree over libcurl. Its own executable so
