@@ -52,7 +52,7 @@ def build_floor(out_dir):
 def build_start_yardsticks(out_dir):
     """Two programs that only start and exit, linked like the real ones: a C `main` with libudev
     (what bench/floor.c pays before its first read) and an empty Swift program with the release
-    link flags (Makefile RELEASE_FLAGS: statically linked, Sources/CStartup; libudev is loaded
+    link flags (Package.swift's StaticExecutable linker settings: static, lld; Sources/CStartup; libudev is loaded
     only when needed): what any Swift collect pays before its first read. Returns (c, swift);
     swift is None without a toolchain."""
     c_source = os.path.join(out_dir, "start.c")
