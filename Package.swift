@@ -4,10 +4,10 @@ import PackageDescription
 let package = Package(
   name: "fr-profile",
   products: [
+    // One executable for every command. libudev, libcurl, libtss2 and libpam are loaded with
+    // dlopen by the command that needs them (Sources/CUdev, CCurl, CTSS2, CPAM), so collect
+    // maps none of them and the binary needs only the C runtime (README "Install").
     .executable(name: "fr-profile", targets: ["fr-profile"]),
-    // `fr-profile journey` execs this sibling, so that collect's binary links no HTTP stack
-    // (docs/journey.md; README, "Two executables").
-    .executable(name: "fr-profile-journey", targets: ["fr-profile-journey"]),
     .library(name: "Collectors", targets: ["Collectors"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
@@ -16,50 +16,20 @@ let package = Package(
   ],
   traits: [
     .trait(
-      name: "StaticExecutable",
-      description: "Release fr-profile linked statically by lld with bench/collect-order.txt (`make release`)"
+      name: "SymbolOrdering",
+      description: "Release fr-profile linked by lld with bench/collect-order.txt (`make release`)"
     )
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     // 4.x: imports only FoundationEssentials (3.x drags in full Foundation and ICU).
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-    // JWS/JWK for device binding (ES256); only the journey-side executable links it.
+    // JWS/JWK for device binding (ES256).
     .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
   ],
   targets: [
     .executableTarget(
       name: "fr-profile",
-      dependencies: [
-        "Collectors",
-        "Journey",
-        "JourneyProfiler",
-        "ProfileCLI",
-        "ProfileJSON",
-        "DeviceMatch",
-        "CStartup",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ],
-      // `make release` (trait StaticExecutable): glibc, libm and the Swift runtime inside the
-      // binary, linked by lld with the functions and data collect touches next to each other
-      // (README "Benchmark"). Link flags of this target only, so fr-profile-journey, which must
-      // stay dynamic (libcurl, libpam, libtss2), is compiled with the same flags in the same
-      // build directory and only linked differently.
-      linkerSettings: [
-        .unsafeFlags(
-          [
-            "-Xclang-linker", "-static", "-use-ld=lld",
-            "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/bench/collect-order.txt",
-            "-Xlinker", "--no-warn-symbol-ordering",
-          ],
-          .when(configuration: .release, traits: ["StaticExecutable"])
-        )
-      ]
-    ),
-    // The journey client: walks an AM authentication tree over libcurl. Its own executable so
-    // that libcurl (and its ~20 shared libraries) never load at collect's start-up.
-    .executableTarget(
-      name: "fr-profile-journey",
       dependencies: [
         "Collectors",
         "DeviceBinding",
@@ -69,14 +39,27 @@ let package = Package(
         "TPMKeys",
         "ProfileCLI",
         "ProfileJSON",
+        "DeviceMatch",
         "CStartup",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      // `make release` (trait SymbolOrdering): linked by lld with the functions and data collect
+      // touches next to each other (README "Benchmark"). The C runtime stays dynamic.
+      linkerSettings: [
+        .unsafeFlags(
+          [
+            "-use-ld=lld",
+            "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/bench/collect-order.txt",
+            "-Xlinker", "--no-warn-symbol-ordering",
+          ],
+          .when(configuration: .release, traits: ["SymbolOrdering"])
+        )
       ]
     ),
-    // Process start-up of the static release executables: CommandLine.arguments without the Swift
+    // Process start-up of the release executable: CommandLine.arguments without the Swift
     // runtime's /proc/self/maps search (Sources/CStartup/swift-argv.c). C, for the ELF constructor.
     .target(name: "CStartup"),
-    // What the executables share: the profile option group, failures and exit codes, output.
+    // What the commands share: the profile option group, failures and exit codes, output.
     .target(
       name: "ProfileCLI",
       dependencies: [
@@ -113,7 +96,7 @@ let package = Package(
     .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // Device binding and signing (AM's Device Binding / Device Signing Verifier nodes): bound
     // user keys behind UserKeyStore, ES256 JWS via jwt-kit, PIN protection (scrypt), app
-    // policies, PAM user verification. Linked by fr-profile-journey only, never by collect.
+    // policies, PAM user verification. Never on collect's path.
     .target(
       name: "DeviceBinding",
       dependencies: [
@@ -138,7 +121,7 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     // Keys inside a TPM 2.0 (P-256 signing keys under the storage primary key) over tpm2-tss
-    // ESAPI. Linked by fr-profile-journey only: collect never loads libtss2.
+    // ESAPI, loaded with dlopen (Sources/CTSS2): collect never loads libtss2.
     .target(name: "TPMKeys", dependencies: ["CTSS2", .product(name: "Crypto", package: "swift-crypto")]),
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
     .systemLibrary(

@@ -8,13 +8,13 @@
 # most of its functions in one 1.6 MB section, which stays where it is, and our own modules' globals
 # are not in sections of their own. A stale list still links; it only orders less of what runs.
 #
-#   bench/collect-order.sh [BINARY]     (default .build-static/release/fr-profile; needs valgrind)
+#   bench/collect-order.sh [BINARY]     (default .build-release/release/fr-profile; needs valgrind)
 #
 # Run it after changing what collect executes, then `make release` (which relinks fr-profile when
 # this file is newer than the binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${1:-.build-static/release/fr-profile}
+BIN=${1:-.build-release/release/fr-profile}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 strip --strip-debug -o "$work/fr-profile" "$BIN"

@@ -14,7 +14,7 @@ Prints, for each command:
   - peak RSS: the largest max-RSS of a few runs under GNU time (`/usr/bin/time -f %M`); a child of
     this Python process would inherit Python's RSS high-water mark across exec.
 
-    python3 bench/collect_bench.py --binary .build-static/release/fr-profile [--rounds 300]
+    python3 bench/collect_bench.py --binary .build-release/release/fr-profile [--rounds 300]
         [--fastfetch PATH] [--peers]
 
 fastfetch is compared when `--fastfetch PATH` is given or `fastfetch` is on PATH (Debian 12 has no

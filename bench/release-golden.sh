@@ -10,10 +10,10 @@
 # may lack, so bench/udev-probe.c asks about "net" (every Linux machine has lo).
 # `make check-deb` (in `make test`) and `make bench` run it.
 #
-#   bench/release-golden.sh [BINARY]      (default .build-static/release/fr-profile)
+#   bench/release-golden.sh [BINARY]      (default .build-release/release/fr-profile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${1:-.build-static/release/fr-profile}
+BIN=${1:-.build-release/release/fr-profile}
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT
 status=0

@@ -3,7 +3,7 @@
 #
 #   bench/udev-bench.sh [BINARY] [BASELINE]          ROUNDS=500 by default
 #
-# BINARY    fr-profile with the udev collectors (default .build-static/release/fr-profile, `make release`)
+# BINARY    fr-profile with the udev collectors (default .build-release/release/fr-profile, `make release`)
 # BASELINE  optional: the same build with the udev collectors left out of DeviceProfile.defaultCollectors,
 #           so the difference is the collectors' own work
 # UMOCKDEV_BINARY  the fr-profile of the umockdev round (default .build/release/fr-profile, built with
@@ -22,7 +22,7 @@
 # The C floor is bench/floor.c built with libudev, and with -DNO_UDEV (a sysfs walk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${1:-.build-static/release/fr-profile}
+BIN=${1:-.build-release/release/fr-profile}
 BASE=${2:-}
 OUT=bench/out
 FIX=Tests/CLITests/Fixtures/umockdev

@@ -25,36 +25,45 @@ sed 's/^/  lintian: /' "$work/lintian.txt"
 
 # The file list.
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$work/files"
-for path in /usr/bin/fr-profile /usr/bin/fr-profile-journey /usr/share/fr-profile/match-config.json \
+for path in /usr/bin/fr-profile /usr/share/fr-profile/match-config.json \
   /usr/share/man/man1/fr-profile.1.gz /usr/share/man/man1/fr-profile-collect.1.gz \
   /usr/share/man/man1/fr-profile-identifier.1.gz /usr/share/man/man1/fr-profile-tamper.1.gz \
   /usr/share/man/man1/fr-profile-match.1.gz /usr/share/man/man1/fr-profile-callback.1.gz \
-  /usr/share/man/man1/fr-profile-journey.1.gz /usr/share/bash-completion/completions/fr-profile \
-  /usr/share/bash-completion/completions/fr-profile-journey /usr/share/zsh/vendor-completions/_fr-profile \
-  /usr/share/fish/vendor_completions.d/fr-profile.fish /usr/share/fish/vendor_completions.d/fr-profile-journey.fish \
+  /usr/share/man/man1/fr-profile-journey.1.gz /usr/share/man/man1/fr-profile-keys.1.gz \
+  /usr/share/man/man1/fr-profile-keys-list.1.gz /usr/share/man/man1/fr-profile-policy.1.gz \
+  /usr/share/bash-completion/completions/fr-profile /usr/share/zsh/vendor-completions/_fr-profile \
+  /usr/share/fish/vendor_completions.d/fr-profile.fish \
   /lib/systemd/system/fr-profile-collect.service /lib/systemd/system/fr-profile-collect.timer \
   /usr/share/doc/fr-profile/copyright /usr/share/doc/fr-profile/changelog.gz; do
   grep -qx "$path" "$work/files" || fail "missing from the package: $path"
 done
 if grep -q '^/var/lib\|^/etc/fr-profile' "$work/files"; then fail "the package ships state: $(grep '^/var/lib' "$work/files")"; fi
 pass "file list ($(grep -vc '/$' "$work/files") files)"
+# Depends: the C library alone, at the version the binary's symbols need (dpkg-shlibdeps), never
+# pinned below a release; everything dlopened is a Recommends, with Debian 13's t64 names.
 depends=$(dpkg-deb -f "$deb" Depends)
-for library in libc6 libcurl4 libudev1; do
-  [[ $depends == *"$library "* || $depends == *"$library," || $depends == *"$library" ]] || fail "Depends lacks $library: $depends"
+[[ $depends =~ ^libc6\ \(\>=\ [0-9.]+\)$ ]] || fail "Depends is not libc6 (>= VERSION) alone: $depends"
+[[ -z $(dpkg-deb -f "$deb" Built-Using) ]] || fail "Built-Using is set: nothing is linked in from another package"
+recommends=$(dpkg-deb -f "$deb" Recommends | tr -d '\n')
+for alternative in "libudev1" "libcurl4 | libcurl4t64" "libtss2-esys-3.0.2-0 | libtss2-esys-3.0.2-0t64" \
+  "libtss2-tctildr0 | libtss2-tctildr0t64" "libtss2-mu0 | libtss2-mu-4.0.1-0t64" "libtss2-rc0 | libtss2-rc0t64" "libpam0g"; do
+  [[ $recommends == *"$alternative"* ]] || fail "Recommends lacks '$alternative': $recommends"
 done
-# fr-profile is statically linked with glibc and dlopens libudev: it needs this glibc release.
-[[ $depends == *"libc6 (<< "* ]] || fail "Depends does not pin the glibc release fr-profile is linked with: $depends"
-built_using=$(dpkg-deb -f "$deb" Built-Using)
-[[ $built_using == "glibc (= "* ]] || fail "Built-Using does not name glibc: '$built_using'"
-pass "Depends: $depends; Built-Using: $built_using"
+pass "Depends: $depends; Recommends: $recommends"
 
 # Contents: stripped binaries that run.
 dpkg-deb -x "$deb" "$work/x"
 bin=$work/x/usr/bin
-for binary in "$bin/fr-profile" "$bin/fr-profile-journey"; do
-  if readelf -S "$binary" | grep -q '\.debug_info\|\.symtab'; then fail "${binary##*/} is not stripped"; fi
+if readelf -S "$bin/fr-profile" | grep -q '\.debug_info\|\.symtab'; then fail "fr-profile is not stripped"; fi
+pass "stripped: fr-profile $(du -k "$bin/fr-profile" | cut -f1) KiB; Installed-Size $(dpkg-deb -f "$deb" Installed-Size) KiB"
+# Dynamically linked against the C runtime only: an interpreter, and no NEEDED library besides
+# libc, libm and the loader (the optional libraries are dlopened).
+readelf -l "$bin/fr-profile" | grep -q 'Requesting program interpreter' || fail "fr-profile has no program interpreter"
+needed=$(readelf -d "$bin/fr-profile" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+for library in $needed; do
+  [[ $library =~ ^(libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1)$ ]] || fail "fr-profile needs $library"
 done
-pass "stripped: fr-profile $(du -k "$bin/fr-profile" | cut -f1) KiB, fr-profile-journey $(du -k "$bin/fr-profile-journey" | cut -f1) KiB"
+pass "dynamically linked; NEEDED: $needed"
 version=$("$bin/fr-profile" --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+\ \(commit\ [0-9a-f]{7,} ]] || fail "--version does not name a commit: $version"
 pass "--version: $version"
@@ -70,7 +79,7 @@ profile=$(FR_PROFILE_HOME=$root/var/lib/fr-profile "$root/usr/bin/fr-profile" co
 [[ $profile == '{"identifier":"'* ]] || fail "installed collect printed: $profile"
 [[ -f $root/var/lib/fr-profile/device-key.pem ]] || fail "collect made no device key"
 journey=$("$root/usr/bin/fr-profile" journey --help 2>&1) || fail "installed 'fr-profile journey --help'"
-[[ $journey == *--password-stdin* ]] || fail "'fr-profile journey --help' did not run fr-profile-journey"
+[[ $journey == *--password-stdin* ]] || fail "'fr-profile journey --help' lacks journey's options"
 pass "dpkg -i into a temporary root; collect and journey run"
 # The service's command within the unit's privilege limits (no capabilities, no new privileges,
 # UMask=0022; systemd itself cannot run here): the key is made 0600, the profile written 0644.
@@ -96,8 +105,8 @@ fi
 
 # Man pages: every option of every command's --help is in its page.
 man_text() { MANWIDTH=200 man -l "$1" 2>/dev/null | col -b; }
-for command in "" collect identifier tamper match callback journey; do
-  page=$work/x/usr/share/man/man1/fr-profile${command:+-$command}.1.gz
+for command in "" collect identifier tamper match callback journey policy "keys list" "keys delete"; do
+  page=$work/x/usr/share/man/man1/fr-profile${command:+-${command// /-}}.1.gz
   text=$(man_text "$page")
   [[ -n $text ]] || { fail "man page ${page##*/} does not render"; continue; }
   help=$("$bin/fr-profile" $command --help 2>&1)
@@ -120,14 +129,11 @@ complete_bash() {
 }
 [[ $(complete_bash fr-profile co) == *collect* ]] || fail "bash: 'fr-profile co<TAB>'"
 [[ $(complete_bash fr-profile journey --se) == *--server* ]] || fail "bash: 'fr-profile journey --se<TAB>' lacks --server"
-[[ $(complete_bash fr-profile-journey --password) == *--password-stdin* ]] || fail "bash: fr-profile-journey options"
 [[ $(complete_bash fr-profile collect --l) == *--latitude* ]] || fail "bash: 'fr-profile collect --l<TAB>'"
 [[ $(complete_bash fr-profile identifier --l) != *--latitude* ]] || fail "bash: identifier offers --latitude"
 zsh -n "$work/x/usr/share/zsh/vendor-completions/_fr-profile" || fail "zsh completion has syntax errors"
 grep -q -- "--server=" "$work/x/usr/share/zsh/vendor-completions/_fr-profile" || fail "zsh: no journey options"
-for file in fr-profile fr-profile-journey; do
-  fish --no-execute "$work/x/usr/share/fish/vendor_completions.d/$file.fish" || fail "fish: $file.fish"
-done
+fish --no-execute "$work/x/usr/share/fish/vendor_completions.d/fr-profile.fish" || fail "fish: fr-profile.fish"
 fish_out=$(fish -c "source $work/x/usr/share/fish/vendor_completions.d/fr-profile.fish; complete -C'fr-profile journey --ser'")
 [[ $fish_out == *--server* ]] || fail "fish: 'fr-profile journey --ser<TAB>': $fish_out"
 pass "bash, zsh and fish completions (journey's options included)"

@@ -13,7 +13,7 @@ import Collectors
 /// required option, the whole help), and exits 0 for a root command without a subcommand.
 package enum CommandMain {
   /// Exit code of every usage error (sysexits EX_USAGE).
-  package static let usageExitCode: Int32 = 64
+  package static let usageExitCode = ExitStatus.usage.rawValue
 
   /// Parses `arguments` with `Command` as the root and runs the command; never returns.
   ///

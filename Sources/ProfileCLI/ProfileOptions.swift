@@ -116,7 +116,7 @@ package struct ProfileSettings: Equatable {
     let system = SystemSource(root: root)
     if !system.isLive {
       guard SystemSource(root: "/", environment: [:]).status(root, followLinks: true)?.isDirectory == true else {
-        throw Failure(code: 66, "--root \(root) is not a directory.")
+        throw Failure(.noInput, "--root \(root) is not a directory.")
       }
     }
     return system
@@ -148,7 +148,7 @@ package struct ProfileSettings: Equatable {
     do {
       found = try configuredLocationSource()
     } catch let error as LocationError {
-      throw Failure(code: 65, error.description)
+      throw Failure(.dataError, error.description)
     }
     if found == nil {
       note(
@@ -170,13 +170,13 @@ package struct ProfileSettings: Equatable {
     let fd = open(file, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
       if locationFile != nil {
-        throw Failure(code: 66, "cannot read the location file \(file). Check the path, or drop --location-file.")
+        throw Failure(.noInput, "cannot read the location file \(file). Check the path, or drop --location-file.")
       }
       return nil
     }
     defer { close(fd) }
     guard let bytes = readAll(fd, limit: 65536) else {
-      throw Failure(code: 66, "cannot read the location file \(file): \(String(cString: strerror(errno))).")
+      throw Failure(.noInput, "cannot read the location file \(file): \(String(cString: strerror(errno))).")
     }
     return (try Location.parseFile(String(decoding: bytes, as: UTF8.self), source: file), file)
   }

@@ -10,34 +10,37 @@ import Collectors
 /// A failure with its message and sysexits code. Commands throw it; `reportingFailures` prints
 /// the one-line message and exits with the code (ArgumentParser would exit 1 for any error).
 package struct Failure: Error, CustomStringConvertible {
-  package var code: Int32
+  package var status: ExitStatus
   package var description: String
 
-  package init(code: Int32, _ message: String) {
-    self.code = code
+  package init(_ status: ExitStatus, _ message: String) {
+    self.status = status
     self.description = message
   }
 
   package init(_ error: IdentityError) {
-    self.init(code: error.exitCode, error.message)
+    self.init(error.exitStatus, error.message)
   }
+
+  /// The process exit code.
+  package var code: Int32 { status.rawValue }
 }
 
 /// The command line's reading of identity errors: an exit code and what to do.
 extension IdentityError {
-  /// The sysexits code for this failure.
-  package var exitCode: Int32 {
+  /// The exit status for this failure.
+  package var exitStatus: ExitStatus {
     switch self {
-    case .noStateDirectory: 78  // EX_CONFIG
-    case .stateDirectoryNotADirectory, .cannotCreateStateDirectory, .cannotWriteKey: 73  // EX_CANTCREAT
+    case .noStateDirectory: .configuration
+    case .stateDirectoryNotADirectory, .cannotCreateStateDirectory, .cannotWriteKey: .cannotCreate
     case .stateDirectoryForeignOwner, .stateDirectoryInsecure, .stateDirectoryUnsafe, .keyNotARegularFile,
       .keyForeignOwner, .keyInsecureMode:
-      77  // EX_NOPERM
+      .permission
     case .keyUnreadable(_, let errno), .stateDirectoryUnreadable(_, let errno):
-      errno == EACCES || errno == EPERM ? 77 : 74  // EX_NOPERM, EX_IOERR
-    case .keyCorrupt, .keyMismatch: 65  // EX_DATAERR
-    case .keyMissing: 66  // EX_NOINPUT
-    case .keyInTPM: 75  // EX_TEMPFAIL: the identity moved to the TPM during the run; again resets it there
+      errno == EACCES || errno == EPERM ? .permission : .ioError
+    case .keyCorrupt, .keyMismatch: .dataError
+    case .keyMissing: .noInput
+    case .keyInTPM: .timedOut  // EX_TEMPFAIL: the identity moved to the TPM during the run; again resets it there
     }
   }
 
@@ -137,7 +140,7 @@ package func detail(_ text: String) { writeStandardError("fr-profile: detail: \(
 /// Prints `text` to stdout; a closed or failing stdout is an I/O error (74).
 package func printOutput(_ text: String) throws {
   guard writeAll(1, Array(text.utf8)) else {
-    throw Failure(code: 74, "cannot write to standard output: \(String(cString: strerror(errno))).")
+    throw Failure(.ioError, "cannot write to standard output: \(String(cString: strerror(errno))).")
   }
 }
 
@@ -158,16 +161,17 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
   let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
   guard !name.isEmpty, name != ".", name != ".." else {
     throw Failure(
-      code: 73,
+      .cannotCreate,
       "cannot write \(path): not a file name. Name the file to write, e.g. --output \(path.hasSuffix("/") ? path : path + "/")profile.json."
     )
   }
-  func failure(_ code: Int32, _ what: String, _ error: Int32) -> Failure {
-    Failure(code: code, "\(what) \(path): \(String(cString: strerror(error))).")
+  func failure(_ status: ExitStatus, _ what: String, _ error: Int32) -> Failure {
+    Failure(status, "\(what) \(path): \(String(cString: strerror(error))).")
   }
   let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
   guard dir >= 0 else {
-    throw Failure(code: 73, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory exists and is writable.")
+    throw Failure(
+      .cannotCreate, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory exists and is writable.")
   }
   defer { close(dir) }
   var existing = stat()
@@ -175,7 +179,7 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
   if fstatat(dir, name, &existing, AT_SYMLINK_NOFOLLOW) == 0 {
     guard existing.st_mode & S_IFMT == S_IFREG else {
       throw Failure(
-        code: 73,
+        .cannotCreate,
         "cannot write \(path): it exists and is not a regular file (a link, FIFO, device or directory); fr-profile replaces only regular files. Remove it or choose another --output."
       )
     }
@@ -195,7 +199,7 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
       guard errno == EEXIST else { break }
     }
     guard fd >= 0 else {
-      throw Failure(code: 73, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory is writable.")
+      throw Failure(.cannotCreate, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory is writable.")
     }
   }
   defer {
@@ -209,8 +213,8 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
     fchmod(fd, existing.st_mode & 0o7777 & ~mode_t(S_ISUID | S_ISGID))
   }
   // The mode is exact, whatever the umask.
-  if let mode, fchmod(fd, mode) != 0 { throw failure(73, "cannot set the mode of", errno) }
-  guard writeAll(fd, Array(text.utf8)), fsync(fd) == 0 else { throw failure(74, "cannot write", errno) }
+  if let mode, fchmod(fd, mode) != 0 { throw failure(.cannotCreate, "cannot set the mode of", errno) }
+  guard writeAll(fd, Array(text.utf8)), fsync(fd) == 0 else { throw failure(.ioError, "cannot write", errno) }
   if temporary == nil {
     // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link does not.
     for _ in 0..<16 {
@@ -219,11 +223,11 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
         temporary = candidate
         break
       }
-      guard errno == EEXIST else { throw failure(73, "cannot write", errno) }
+      guard errno == EEXIST else { throw failure(.cannotCreate, "cannot write", errno) }
     }
   }
-  guard let linked = temporary else { throw failure(73, "cannot write", EEXIST) }
-  guard renameat(dir, linked, dir, name) == 0 else { throw failure(73, "cannot replace", errno) }
+  guard let linked = temporary else { throw failure(.cannotCreate, "cannot write", EEXIST) }
+  guard renameat(dir, linked, dir, name) == 0 else { throw failure(.cannotCreate, "cannot replace", errno) }
   temporary = nil
   fsync(dir)
 }
@@ -256,15 +260,15 @@ package var standardOutputIsTerminal: Bool { isatty(1) != 0 }
 package func readInput(_ path: String, limit: Int = 64 << 20) throws -> [UInt8] {
   let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
   guard fd >= 0 else {
-    throw Failure(code: 66, "cannot read \(path): \(String(cString: strerror(errno))).")
+    throw Failure(.noInput, "cannot read \(path): \(String(cString: strerror(errno))).")
   }
   defer { if fd != 0 { close(fd) } }
   let name = path == "-" ? "standard input" : path
   guard let bytes = readAll(fd, limit: limit + 1) else {
-    throw Failure(code: 66, "cannot read \(name): \(String(cString: strerror(errno))).")
+    throw Failure(.noInput, "cannot read \(name): \(String(cString: strerror(errno))).")
   }
   guard bytes.count <= limit else {
-    throw Failure(code: 65, "\(name) is larger than \(limit >> 20) MiB: not an authenticate response.")
+    throw Failure(.dataError, "\(name) is larger than \(limit >> 20) MiB: not an authenticate response.")
   }
   return bytes
 }

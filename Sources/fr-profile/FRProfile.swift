@@ -11,18 +11,8 @@ struct FRProfile: ParsableCommand {
       Prints this machine's device profile in the shape the ForgeRock SDKs send to a journey's \
       DeviceProfileCallback, with a persistent key-derived identifier and a tamper score.
 
-      EXIT CODES (match has its own: see 'fr-profile match --help'):
-        0   success
-        64  usage error (bad flags or arguments)
-        65  bad data (corrupt key, invalid location value)
-        66  an input file is missing or unreadable; the device key is missing
-            but backups of it exist
-        73  cannot create the state directory, the key or the output file
-            (or --output names a link, FIFO, device or directory)
-        74  I/O error
-        77  permission problem (key or state directory mode/owner, or a
-            directory on the way to it that others can write)
-        78  configuration error (no state directory could be determined)
+      \(ExitStatus.helpSection([.success, .usage] + ExitStatus.identity + [.libraryMissing] + ExitStatus.tpm))
+      match, journey, keys and policy add their own: see their --help.
 
       OUTPUT: every command prints its result on stdout; -o FILE writes it to FILE \
       atomically instead ('-o -' is stdout). JSON is compact when piped or written to a \
@@ -42,20 +32,13 @@ struct FRProfile: ParsableCommand {
       """,
     version: versionText,
     subcommands: [
-      Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyLauncher.self, KeysLauncher.self,
-      PolicyLauncher.self,
+      Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyCommand.self, KeysCommand.self,
+      PolicyCommand.self,
     ]
   )
 
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    if arguments.first == "journey" { JourneyExecutable.exec(Array(arguments.dropFirst())) }
-    // `help journey` is the journey client's own help (its options live in that executable).
-    if arguments.first == "help", arguments.dropFirst().first == "journey" { JourneyExecutable.exec(["--help"]) }
-    if arguments.first == "keys" || arguments.first == "policy" { JourneyExecutable.exec(arguments) }
-    if arguments.first == "help", let topic = arguments.dropFirst().first, topic == "keys" || topic == "policy" {
-      JourneyExecutable.exec([topic, "--help"])
-    }
     if let request = FastCollect.parse(arguments) {
       do {
         try request.perform(exitWhenDone: true)
@@ -64,6 +47,11 @@ struct FRProfile: ParsableCommand {
       }
       return
     }
-    CommandMain.run(FRProfile.self, arguments)
+    CommandMain.run(
+      FRProfile.self, arguments,
+      hints: [
+        "--password":
+          "--password is not an option: a password in the arguments is visible to every user (ps, /proc). Pipe it with --password-stdin, or leave it out to be asked on the terminal"
+      ])
   }
 }

@@ -2,7 +2,7 @@ import Foundation
 import ProfileJSON
 import Testing
 
-/// Device binding end to end: the built fr-profile (which execs fr-profile-journey) against
+/// Device binding end to end: the built fr-profile against
 /// `BindingServer`, AM's Device Binding and Device Signing Verifier nodes.
 @Suite(.serialized) struct BindingCommandTests {
   let password = "s3cret-Passw0rd"
@@ -523,15 +523,6 @@ import Testing
       #expect(answered["callbacks"]?[0]?["input"]?[3]?["value"] == "Unsupported")
       #expect(unasked.stderr.contains("--pin-file"))
     }
-  }
-
-  @Test("collect's binary links neither PAM nor the HTTP stack")
-  func collectLinksNoBindingLibraries() throws {
-    let linked = try run([frProfilePath], executable: "/usr/bin/ldd")
-    #expect(linked.status == 0)
-    #expect(!linked.stdout.contains("libpam") && !linked.stdout.contains("libcurl"))
-    let journey = try run([productsDirectory + "/fr-profile-journey"], executable: "/usr/bin/ldd")
-    #expect(journey.stdout.contains("libpam"))
   }
 }
 

@@ -41,8 +41,6 @@ import Testing
 
   @Test func journeyWithoutArgumentsIsOneLine() throws {
     try expectUsageError(["journey"], help: "fr-profile journey", contains: "--server")
-    try expectUsageError(
-      [], help: "fr-profile journey", contains: "--server", executable: productsDirectory + "/fr-profile-journey")
   }
 
   @Test func helpAndVersionStillExitZero() throws {
@@ -199,7 +197,7 @@ import Testing
       .deletingLastPathComponent().path
     let result = try run(["-n", "-C", checkout, "run"], executable: "/usr/bin/make")
     let line = try #require(result.stdout.split(separator: "\n").first { $0.contains("fr-profile collect") })
-    #expect(line.hasPrefix("FR_PROFILE_HOME=\"\(checkout)/.build-static/run-state\" "), "\(line)")
+    #expect(line.hasPrefix("FR_PROFILE_HOME=\"\(checkout)/.build-release/run-state\" "), "\(line)")
   }
 
   @Test func passwordOptionPointsToPasswordStdin() throws {

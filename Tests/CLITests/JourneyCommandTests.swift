@@ -2,7 +2,7 @@ import Foundation
 import ProfileJSON
 import Testing
 
-/// `fr-profile journey` end to end: the built binary (which execs fr-profile-journey) against
+/// `fr-profile journey` end to end: the built binary against
 /// the loopback AM of `AuthenticateServer`.
 @Suite struct JourneyCommandTests {
   let password = "s3cret-Passw0rd"
@@ -274,15 +274,5 @@ import Testing
     #expect(help.stdout.contains("EXAMPLES:"))
     let root = try run(["--help"])
     #expect(root.stdout.contains("journey"))
-  }
-
-  @Test func missingJourneyExecutableIsAClearError() throws {
-    let directory = try makeTemporaryDirectory()
-    defer { removeTemporaryDirectory(directory) }
-    try FileManager.default.copyItem(atPath: frProfilePath, toPath: directory + "/fr-profile")
-    let result = try run(["journey", "--help"], executable: directory + "/fr-profile")
-    #expect(result.status == 69)
-    let name = (directory as NSString).lastPathComponent
-    #expect(result.stderr.contains("/\(name)/fr-profile-journey: No such file"))
   }
 }

@@ -209,13 +209,6 @@ import Testing
     #expect(noTPM.status == 80)
   }
 
-  @Test func collectsBinaryDoesNotLinkTheTPMLibraries() throws {
-    let linked = try run([frProfilePath], executable: "/usr/bin/ldd")
-    #expect(linked.status == 0 && !linked.stdout.contains("libtss2"))
-    let journey = try run([productsDirectory + "/fr-profile-journey"], executable: "/usr/bin/ldd")
-    #expect(journey.stdout.contains("libtss2-esys"))
-  }
-
   @Test func verboseSaysWhichStoreHoldsTheIdentityAndAnUnsafeTPMKeyFileIsExit77() throws {
     let tpm = try SWTPM()
     defer {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import DeviceBinding
 import Journey
 import JourneyProfiler
 import ProfileCLI
@@ -19,13 +20,17 @@ extension FRProfile {
         many callbacks ask; a step with more than 256 callbacks is refused. Text from the \
         server (the callback's message, type names) is printed with control characters \
         replaced. A step with a DeviceBindingCallback or DeviceSigningVerifierCallback is \
-        answered by fr-profile-journey (installed next to fr-profile): it binds or signs \
-        without asking anything (the PIN from --pin-file; several bound keys need \
+        answered too: fr-profile binds or signs without asking anything (the PIN from --pin-file; several bound keys need \
         --bound-user), or sends the client error AM routes on.
 
-        Exit codes: 0 answered or passed through; 65 the body is not JSON, has no callbacks, has \
-        too many callbacks, or a DeviceProfileCallback is malformed; 66 FILE cannot be read; the \
-        identity errors of 'collect' (66, 73, 77, 78).
+        \(ExitStatus.helpSection(
+          [.success, .usage] + ExitStatus.identity + [.libraryMissing] + ExitStatus.tpm,
+          [
+            .success: "answered or passed through",
+            .dataError:
+              "the body is not JSON, has no callbacks, has too many callbacks, or a callback is malformed; a bound key is corrupt",
+            .noInput: "FILE cannot be read; the device key is missing but backups of it exist",
+          ]))
 
         EXAMPLES:
           fr-profile callback step.json -o answer.json
@@ -59,10 +64,13 @@ extension FRProfile {
         do {
           step = try AuthenticateStep(parsing: bytes)
         } catch {
-          throw Failure(code: 65, ServerText.printable("\(name): \(error)", singleLine: true))
+          throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
         }
-        if BindingHandoff.needed(step) { try BindingHandoff.exec(step: bytes) }
         let settings = options.settings
+        if Self.needsBinding(step) {
+          try answerBinding(&step, name: name, settings: settings)
+          return
+        }
         let system = try settings.systemSource()
         let profiler = DeviceProfiler(
           collectors: DeviceProfile.defaultCollectors(userAgent: settings.userAgent),
@@ -74,7 +82,7 @@ extension FRProfile {
         do {
           answers = try profiler.answers(&step, diagnostics: diagnostics)
         } catch let error as JourneyError {
-          throw Failure(code: 65, ServerText.printable("\(name): \(error)", singleLine: true))
+          throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
         }
         settings.printDiagnostics(diagnostics)
         if answers.isEmpty {
@@ -90,6 +98,45 @@ extension FRProfile {
         }
         try format.emit(.object(step.body))
       }
+    }
+
+    static let bindingCallbackTypes: Set<String> = [DeviceBindingRequest.callbackType, DeviceSigningRequest.callbackType]
+
+    /// Whether the step holds a DeviceBindingCallback or DeviceSigningVerifierCallback.
+    static func needsBinding(_ step: AuthenticateStep) -> Bool {
+      step.callbacks?.contains { bindingCallbackTypes.contains($0.type ?? "") } ?? false
+    }
+
+    /// Answers every device-profile, binding and signing callback of `step`, non-interactively,
+    /// and prints the body to post back.
+    func answerBinding(_ step: inout AuthenticateStep, name: String, settings: ProfileSettings) throws {
+      let system = try settings.systemSource()
+      let profiler = DeviceProfiler(
+        collectors: DeviceProfile.defaultCollectors(userAgent: settings.userAgent), system: system,
+        identifier: { try settings.identifier(system) }, location: { try settings.configuredLocation() })
+      let diagnostics = Diagnostics()
+      let setup = BindingSetup(options: binding, settings: settings, interactive: false)
+      do {
+        let requests = try profiler.answer(&step, diagnostics: diagnostics)
+        for request in requests where !request.message.isEmpty { writeStandardError(ServerText.printable(request.message) + "\n") }
+        let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
+        let profiled = step
+        let (answered, outcomes) = try runBlocking {
+          var copy = profiled
+          let outcomes = try await binder.answer(&copy)
+          return (copy, outcomes)
+        }
+        step = answered
+        for outcome in outcomes { BindingSetup.report(outcome, verbose: settings.verbose) }
+      } catch let error as JourneyError {
+        throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
+      } catch let error as KeyStoreError {
+        throw BindingExit.failure(error)
+      } catch let error as HardwareKeyError {
+        throw TPMExit.failure(error)
+      }
+      settings.printDiagnostics(diagnostics)
+      try format.emit(.object(step.body))
     }
   }
 }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Collectors
+import DeviceBinding
 import ProfileCLI
 import ProfileJSON
+import TPMKeys
 
 #if canImport(Glibc)
   import Glibc
@@ -25,6 +27,8 @@ extension FRProfile {
         nothing.
 
         With --json prints {"identifier": …} (and "publicKey" with --public-key).
+
+        \(ExitStatus.helpSection([.success, .usage] + ExitStatus.identity + [.libraryMissing] + ExitStatus.tpm))
 
         EXAMPLES:
           fr-profile identifier
@@ -54,7 +58,7 @@ extension FRProfile {
     @Flag(
       name: .customLong("move-to-tpm"),
       help:
-        "Make a new identity key inside the TPM (the identifier changes; the file key is kept as a backup). See 'fr-profile-journey identity --help'."
+        "Make a new identity key inside the TPM (the identifier changes; the file key is kept as a backup)."
     )
     var moveToTPM = false
 
@@ -73,65 +77,94 @@ extension FRProfile {
 
     func run() throws {
       try reportingFailures {
-        let system = try options.settings.systemSource()
-        let store = try options.settings.keyStore()
-        // The TPM is used by fr-profile-journey only: this binary never loads libtss2.
-        let inTPM: Bool
-        do throws(IdentityError) { inTPM = try store.tpmKeyBlob() != nil } catch { throw Failure(error) }
-        // A reset keeps the identity in its store: a TPM identity gets a new key in the TPM.
-        if moveToTPM || (reset && inTPM) { JourneyExecutable.exec(["identity"] + Array(CommandLine.arguments.dropFirst(2))) }
-        if inTPM && !reset && !publicKey {
-          Self.checkInTPM(directory: store.directory, tcti: tcti, verbose: options.settings.verbose)
-        } else if options.settings.verbose {
-          detail(inTPM ? "key store: tpm, \(store.tpmKeyPath)" : "key store: file, \(store.privateKeyPath)")
-        }
+        let settings = options.settings
+        let system = try settings.systemSource()
+        let store = try settings.keyStore()
+        // libtss2 is loaded only here, when the identity is (or is to be) in the TPM.
+        let blob: [UInt8]?
+        do throws(IdentityError) { blob = try store.tpmKeyBlob() } catch { throw Failure(error) }
+        let tcti = TPMConfiguration.tcti(option: tcti, environment: processEnvironment())
         var pem: String?
-        do throws(IdentityError) {
-          if reset {
-            if let backup = try store.reset() {
-              note("the previous key is kept as \(backup); AM will see this device as new.")
+        if moveToTPM {
+          try Self.moveToTPM(store: store, existing: blob, tcti: tcti, settings: settings, system: system)
+        } else if reset, blob != nil {
+          // The identity keeps its store. The new key is made before anything changes: with no
+          // usable TPM this fails (80) and the identity stays as it was.
+          let made = try Self.makeTPMKey(tcti: tcti)
+          let backup: String
+          do throws(IdentityError) { backup = try store.resetTPMKey(made.bytes) } catch { throw Failure(error) }
+          if settings.verbose { detail("made a new identity key in the TPM at \(tcti)") }
+          note("the previous key is kept as \(backup); AM will see this device as new.")
+        } else {
+          if let blob, !reset, !publicKey {
+            // The full check: the key must load under this TPM's storage key.
+            do throws(TPMError) {
+              try TPMContext(tcti: tcti).verifyLoads(try TPMKeyBlob(bytes: blob))
+            } catch {
+              throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
             }
-          } else if try store.keyExists() {
-            if try store.verify() { note("rebuilt \(store.publicKeyPath) from the private key: it was missing or did not belong to it.") }
           }
-          if publicKey { pem = try store.publicKeyPEM() }
-        } catch {
-          throw Failure(error)
+          do throws(IdentityError) {
+            if reset {
+              if let backup = try store.reset() {
+                note("the previous key is kept as \(backup); AM will see this device as new.")
+              }
+            } else if try store.keyExists() {
+              if try store.verify() { note("rebuilt \(store.publicKeyPath) from the private key: it was missing or did not belong to it.") }
+            }
+            if publicKey { pem = try store.publicKeyPEM() }
+          } catch {
+            throw Failure(error)
+          }
+        }
+        if settings.verbose {
+          let inTPM = (try? store.tpmKeyBlob()) != nil
+          detail(inTPM ? "key store: tpm (\(tcti)), \(store.tpmKeyPath)" : "key store: file, \(store.privateKeyPath)")
         }
         if json {
-          var object: JSONObject = ["identifier": .string(try options.settings.identifier(system))]
+          var object: JSONObject = ["identifier": .string(try settings.identifier(system))]
           if let pem { object["publicKey"] = .string(pem) }
           try format.emit(.object(object))
         } else if let pem {
           try format.emit(text: pem + "\n")
         } else {
-          try format.emit(text: try options.settings.identifier(system) + "\n")
+          try format.emit(text: try settings.identifier(system) + "\n")
         }
       }
     }
 
-    /// The full check of an identity key in the TPM: `fr-profile-journey identity --check-only`
-    /// (the executable that links libtss2) proves the key loads in this TPM. Its errors are
-    /// printed by it; a failure exits here with its exit code (80, 81, …).
-    static func checkInTPM(directory: String, tcti: String?, verbose: Bool) {
-      var arguments = [JourneyExecutable.path, "identity", "--check-only", "--state-dir", directory]
-      if let tcti { arguments += ["--tcti", tcti] }
-      if verbose { arguments.append("--verbose") }
-      let argv = arguments.map { strdup($0) } + [nil]
-      defer { for pointer in argv { free(pointer) } }
-      var child: pid_t = 0
-      let spawned = posix_spawn(&child, arguments[0], nil, nil, argv, environ)
-      guard spawned == 0 else {
-        writeStandardError(
-          "fr-profile: error: cannot run \(arguments[0]): \(String(cString: strerror(spawned))); install fr-profile-journey next to fr-profile.\n"
-        )
-        Glibc.exit(69)
+    /// A new P-256 signing key inside the TPM at `tcti`.
+    static func makeTPMKey(tcti: String) throws -> TPMKeyBlob {
+      do throws(TPMError) { return try TPMContext(tcti: tcti).createSigningKey() } catch {
+        throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
       }
-      var status: Int32 = 0
-      while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-      let signalled = status & 0x7F != 0
-      let code = (status >> 8) & 0xFF
-      if signalled || code != 0 { Glibc.exit(signalled ? 70 : code) }
+    }
+
+    /// `--move-to-tpm`: a new identity key in the TPM; the file key is kept as a backup.
+    static func moveToTPM(
+      store: DeviceKeyStore, existing: [UInt8]?, tcti: String, settings: ProfileSettings, system: SystemSource
+    ) throws {
+      if existing != nil {
+        note("the identity key is already in the TPM (\(store.tpmKeyPath)); nothing changed.")
+        return
+      }
+      let made = try makeTPMKey(tcti: tcti)
+      let before = try? store.keyExists() ? settings.identifier(system) : nil
+      do throws(IdentityError) {
+        let (adopted, backup) = try store.adoptTPMKey(made.bytes)
+        let after = try store.identifier(for: system)
+        if !adopted {
+          note("the identity key is already in the TPM (\(store.tpmKeyPath)), moved there by a concurrent run.")
+        } else if let before {
+          note(
+            "the identity key is now in the TPM at \(tcti); the identifier changed from \(before) to \(after): AM will see this device as new."
+              + (backup.map { " The file key is kept as \($0)." } ?? ""))
+        } else {
+          note("made a new identity key in the TPM at \(tcti); there was no identity before, so AM sees a new device.")
+        }
+      } catch {
+        throw Failure(error)
+      }
     }
   }
 }

@@ -43,16 +43,15 @@ extension FRProfile {
         stored entry is skipped with a warning, a larger INCOMING is an error (65). A config \
         may be at most 1 MiB.
 
-        EXIT CODES:
-          0   true
-          1   false
-          3   unknownDevice
-          2   the script would throw (e.g. a location is missing)
-          64  usage error
-          65  INCOMING is larger than 16 MiB
-          66  a file cannot be read
-          74  the output cannot be written (e.g. a full disk)
-          78  no usable match config (missing, not JSON, unknown key, too large)
+        \(ExitStatus.helpSection(
+          [.success, .negative, .unknownDevice, .cannotAnswer, .usage, .dataError, .noInput, .ioError, .configuration],
+          [
+            .success: "true", .negative: "false", .unknownDevice: "unknownDevice",
+            .cannotAnswer: "the script would throw (e.g. a location is missing)",
+            .dataError: "INCOMING is larger than 16 MiB", .noInput: "a file cannot be read",
+            .ioError: "the output cannot be written (e.g. a full disk)",
+            .configuration: "no usable match config (missing, not JSON, unknown key, too large)",
+          ]))
         With --each or --summary the exit code is still the script's answer: the first stored \
         profile with the incoming identifier decides.
 
@@ -123,7 +122,7 @@ extension FRProfile {
       let incomingName = incoming == "-" ? "<stdin>" : incoming
       let incomingBytes = try readWhole(incoming, name: incomingName, limit: ProfileLimits.maxProfileBytes) {
         Failure(
-          code: 65,
+          .dataError,
           "\(incomingName) is larger than \(ProfileLimits.maxProfileBytes >> 20) MiB, the limit for one profile "
             + "(a device profile is a few KB)")
       }
@@ -156,7 +155,7 @@ extension FRProfile {
       if let error = report.decision.error, report.decision.outcome == .error {
         warn("\(error)")
       }
-      throw ExitCode(Self.exitCode(for: report.decision.outcome))
+      throw ExitCode(Self.exitStatus(for: report.decision.outcome).rawValue)
     }
 
     /// A positive number from the environment: FR_PROFILE_MATCH_WORKERS (parallel summary
@@ -167,12 +166,12 @@ extension FRProfile {
       return value
     }
 
-    static func exitCode(for outcome: Outcome) -> Int32 {
+    static func exitStatus(for outcome: Outcome) -> ExitStatus {
       switch outcome {
-      case .true: 0
-      case .false: 1
-      case .unknownDevice: 3
-      case .error: 2
+      case .true: .success
+      case .false: .negative
+      case .unknownDevice: .unknownDevice
+      case .error: .cannotAnswer
       }
     }
 
@@ -187,7 +186,7 @@ extension FRProfile {
         let candidates = Self.defaultConfigCandidates()
         guard let found = candidates.first(where: { access($0, R_OK) == 0 }) else {
           throw Failure(
-            code: 78,
+            .configuration,
             "no match config found (looked for: \(candidates.joined(separator: ", "))). "
               + "Pass --config FILE, or --script-defaults for the script's own defaults.")
         }
@@ -196,7 +195,7 @@ extension FRProfile {
       // A config is a few hundred bytes; the cap keeps a hostile one from costing minutes.
       let bytes = try readWhole(path, name: path, limit: ProfileLimits.maxConfigBytes) {
         Failure(
-          code: 78,
+          .configuration,
           "\(path) is larger than \(ProfileLimits.maxConfigBytes >> 20) MiB, the limit for a match config "
             + "(a config is a few hundred bytes)")
       }
@@ -205,12 +204,12 @@ extension FRProfile {
         value = try JSONParser.parse(bytes)
       } catch {
         throw Failure(
-          code: 78, "\(path):\(error.line):\(error.column): the match config is not JSON: \(error.message)")
+          .configuration, "\(path):\(error.line):\(error.column): the match config is not JSON: \(error.message)")
       }
       do {
         return (try MatchConfig(json: value), path)
       } catch {
-        throw Failure(code: 78, "\(path): \(error)")
+        throw Failure(.configuration, "\(path): \(error)")
       }
     }
 
@@ -253,7 +252,7 @@ extension FRProfile {
     func open(_ path: String, name: String) throws -> Int32 {
       if path == "-" { return 0 }
       let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-      if fd < 0 { throw Failure(code: 66, "cannot read \(name): \(String(cString: strerror(errno))).") }
+      if fd < 0 { throw Failure(.noInput, "cannot read \(name): \(String(cString: strerror(errno))).") }
       return fd
     }
 
@@ -262,7 +261,7 @@ extension FRProfile {
       let fd = try open(path, name: name)
       defer { if fd != 0 { close(fd) } }
       guard let bytes = readAll(fd, limit: limit + 1) else {
-        throw Failure(code: 66, "cannot read \(name): \(String(cString: strerror(errno))).")
+        throw Failure(.noInput, "cannot read \(name): \(String(cString: strerror(errno))).")
       }
       if bytes.count > limit { throw tooLarge() }
       return bytes

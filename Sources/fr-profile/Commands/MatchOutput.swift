@@ -46,7 +46,7 @@ struct Output {
   mutating func flush() throws {
     guard !buffer.isEmpty else { return }
     guard writeAll(1, buffer) else {
-      throw Failure(code: 74, "cannot write to standard output: \(String(cString: strerror(errno))).")
+      throw Failure(.ioError, "cannot write to standard output: \(String(cString: strerror(errno))).")
     }
     buffer.removeAll(keepingCapacity: true)
   }

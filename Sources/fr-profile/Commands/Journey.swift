@@ -12,12 +12,10 @@ import ProfileJSON
   import Musl
 #endif
 
-/// `fr-profile journey`: its own executable, which `fr-profile journey …` execs, so that
-/// `collect` never loads libcurl.
-@main
+/// `fr-profile journey`: walks a journey over libcurl, which is loaded only when this runs.
 struct JourneyCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "fr-profile journey",
+    commandName: "journey",
     abstract: "Walk a PingAM / Advanced Identity Cloud authentication journey from this machine.",
     discussion: """
       Starts the tree (POST <server>/json/realms/root[/realms/<realm>]/authenticate \
@@ -52,28 +50,23 @@ struct JourneyCommand: ParsableCommand {
       seconds, and everything the server says is printed with control \
       characters replaced and the password hidden.
 
-      EXIT CODES:
-        0   success: the token (or the --json body) is on stdout or in -o FILE
-        1   AM refused the login (HTTP 401); AM's message is on stderr
-        2   the journey asks for what fr-profile cannot answer: an unsupported
-            callback type, or a prompt with no terminal and no option for it
-        64  usage error
-        65  bad data (empty password on stdin, corrupt key, invalid location)
-        66  an input file (--cacert, --location-file) is missing or unreadable
-        67  TLS failed: the server's certificate is not trusted (see --cacert)
-        68  cannot connect: unknown host, connection refused or dropped
-        69  fr-profile-journey is not installed next to fr-profile
-        73, 74, 77, 78  as for collect (state directory, key, permissions)
-        66  the device key is missing but backups of it exist (see 'identifier')
-        75  timed out: no response within --timeout, or the journey took longer
-            than --max-time
-        76  the server's answer is not an AM authenticate response, is larger
-            than --max-response-size, has too many callbacks, or the journey
-            did not end within 100 steps
-        80  no usable TPM at --tcti (a key made in the TPM, or --key-store tpm)
-        81  a bound key was made by another TPM (state directory copied)
-        82  the TPM is in dictionary-attack lockout
-        83  another TPM failure
+      \(ExitStatus.helpSection(
+        [
+          .success, .negative, .cannotAnswer, .usage, .dataError, .noInput, .untrustedServer, .cannotConnect,
+          .libraryMissing, .cannotCreate, .ioError, .timedOut, .badResponse, .permission, .configuration,
+        ] + ExitStatus.tpm,
+        [
+          .success: "success: the token (or the --json body) is on stdout or in -o FILE",
+          .negative: "AM refused the login (HTTP 401); AM's message is on stderr",
+          .cannotAnswer:
+            "the journey asks for what fr-profile cannot answer: an unsupported callback type, or a prompt with no terminal and no option for it",
+          .dataError: "bad data (empty password on stdin, corrupt key, invalid location)",
+          .noInput:
+            "an input file (--cacert, --location-file) is missing or unreadable; the device key is missing but backups of it exist (see 'identifier')",
+          .timedOut: "timed out: no response within --timeout, or the journey took longer than --max-time",
+          .badResponse:
+            "the server's answer is not an AM authenticate response, is larger than --max-response-size, has too many callbacks, or the journey did not end within 100 steps",
+        ]))
 
       EXAMPLES:
         fr-profile journey --server https://am.example.com/am \\
@@ -86,20 +79,8 @@ struct JourneyCommand: ParsableCommand {
         fr-profile journey --server https://am.internal:8443/am --realm root \\
             --tree Login --cacert /etc/ssl/private-ca.pem --choice 0 \\
             --latitude 52.52 --longitude 13.405
-      """,
-    version: versionText
+      """
   )
-
-  /// One-line usage errors (ProfileCLI's `CommandMain`), as for `fr-profile`.
-  static func main() {
-    BindingCommands.runIfNamed(Array(CommandLine.arguments.dropFirst()))
-    CommandMain.run(
-      JourneyCommand.self, Array(CommandLine.arguments.dropFirst()), name: "fr-profile journey",
-      hints: [
-        "--password":
-          "--password is not an option: a password in the arguments is visible to every user (ps, /proc). Pipe it with --password-stdin, or leave it out to be asked on the terminal"
-      ])
-  }
 
   @OptionGroup var options: ProfileOptions
   @OptionGroup(title: "Device binding") var binding: BindingOptions
@@ -172,7 +153,7 @@ struct JourneyCommand: ParsableCommand {
       let settings = options.settings
       _ = try settings.systemSource()
       if let cacert, access(cacert, R_OK) != 0 {
-        throw Failure(code: 66, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+        throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
       }
       if server.hasPrefix("http://"), !Self.isLoopback(server) {
         writeStandardError(
@@ -214,16 +195,16 @@ struct JourneyCommand: ParsableCommand {
       do {
         outcome = try walker.walk(endpoint)
       } catch let error as HTTPError {
-        throw Failure(code: Self.exitCode(error), answerer.printable(error.description, singleLine: true))
+        throw Failure(Self.exitStatus(error), answerer.printable(error.description, singleLine: true))
       } catch let error as JourneyError {
         let message = answerer.printable(error.description + ".", singleLine: true)
         switch error {
-        case .unsupportedCallback: throw Failure(code: StepAnswerer.cannotAnswer, message)
-        case .timeLimit: throw Failure(code: 75, message + " Raise --max-time if the journey needs longer.")
-        default: throw Failure(code: 76, message)
+        case .unsupportedCallback: throw Failure(.cannotAnswer, message)
+        case .timeLimit: throw Failure(.timedOut, message + " Raise --max-time if the journey needs longer.")
+        default: throw Failure(.badResponse, message)
         }
       } catch let failure as Failure {
-        throw Failure(code: failure.code, answerer.printable(failure.description, singleLine: true))
+        throw Failure(failure.status, answerer.printable(failure.description, singleLine: true))
       }
       switch outcome {
       case .success(let body):
@@ -238,18 +219,18 @@ struct JourneyCommand: ParsableCommand {
           note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
         }
       case .failure(let message, _):
-        throw Failure(code: 1, "authentication failed: \(answerer.printable(message, singleLine: true))")
+        throw Failure(.negative, "authentication failed: \(answerer.printable(message, singleLine: true))")
       }
     }
   }
 
-  static func exitCode(_ error: HTTPError) -> Int32 {
+  static func exitStatus(_ error: HTTPError) -> ExitStatus {
     switch error {
-    case .timedOut: 75
-    case .cannotConnect, .failed: 68
-    case .tls: 67
-    case .badCAFile: 66
-    case .responseTooLarge: 76
+    case .timedOut: .timedOut
+    case .cannotConnect, .failed: .cannotConnect
+    case .tls: .untrustedServer
+    case .badCAFile: .noInput
+    case .responseTooLarge: .badResponse
     }
   }
 
@@ -275,9 +256,9 @@ struct JourneyCommand: ParsableCommand {
     var bytes = readStandardInput()
     if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
     if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-    guard !bytes.isEmpty else { throw Failure(code: 65, "--password-stdin: standard input holds no password.") }
+    guard !bytes.isEmpty else { throw Failure(.dataError, "--password-stdin: standard input holds no password.") }
     guard let password = String(validating: bytes, as: UTF8.self) else {
-      throw Failure(code: 65, "--password-stdin: the password is not UTF-8.")
+      throw Failure(.dataError, "--password-stdin: the password is not UTF-8.")
     }
     return password
   }

@@ -6,24 +6,24 @@ import JourneyHTTP
 import ProfileCLI
 import ProfileJSON
 
-/// `fr-profile keys`: the bound keys of this device (exec'd by fr-profile, like `journey`).
+/// `fr-profile keys`: the bound keys of this device.
 struct KeysCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "fr-profile keys",
+    commandName: "keys",
     abstract: "List, delete and unlock the keys bound to AM users (device binding).",
     discussion: """
       Bound keys live in <state-dir>/bound-keys/<kid>.json (0600, directory 0700), one per \
       AM user; 'fr-profile journey' creates them when a journey's Device Binding node asks.
 
-      EXIT CODES:
-        0   done
-        1   no such key (delete, unlock), AM refused the delete, or unlock
-            re-evaluated a breached policy
-        64  usage error
-        65  a stored key is corrupt
-        74  I/O error
-        77  the state directory or a key file is not safe (owner, mode, link)
-        78  no state directory could be determined
+      \(ExitStatus.helpSection(
+        [.success, .negative, .usage, .dataError, .ioError, .permission, .configuration, .libraryMissing] + ExitStatus.tpm,
+        [
+          .success: "done",
+          .negative:
+            "no such key (delete, unlock), AM refused the delete, or unlock re-evaluated a breached policy",
+          .dataError: "a stored key is corrupt",
+          .permission: "the state directory or a key file is not safe (owner, mode, link)",
+        ]))
 
       EXAMPLES:
         fr-profile keys list
@@ -77,9 +77,12 @@ struct KeysCommand: ParsableCommand {
         Accept-API-Version: resource=1.0, the SSO token from stdin as the <cookie-name> header); \
         only HTTP 200 counts, and on any other answer the local key is kept unless --force.
 
-        Exit codes: 0 deleted; 1 no such key, or AM refused (its status and message on \
-        stderr); 64 usage; 65 no token on stdin; 67 TLS; 68 cannot connect; 75 timed out; \
-        77 unsafe key files.
+        \(ExitStatus.helpSection(
+          [.success, .negative, .usage, .dataError, .untrustedServer, .cannotConnect, .libraryMissing, .timedOut, .permission],
+          [
+            .success: "deleted", .negative: "no such key, or AM refused (its status and message on stderr)",
+            .dataError: "no token on stdin", .permission: "unsafe key files",
+          ]))
         """)
 
     @OptionGroup var options: ProfileOptions
@@ -127,7 +130,7 @@ struct KeysCommand: ParsableCommand {
         if let server {
           let key: StoredUserKey?
           do throws(KeyStoreError) { key = try store.key(kid: kid) } catch { throw BindingExit.failure(error) }
-          guard let key else { throw Failure(code: 1, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
+          guard let key else { throw Failure(.negative, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
           let token = try Self.tokenFromStandardInput()
           let url = Self.bindingURL(server: server, realm: realm, userId: key.record.userId, kid: kid)
           let response: HTTPResponse
@@ -139,7 +142,7 @@ struct KeysCommand: ParsableCommand {
                 "\(cookieName): \(token)", "User-Agent: fr-profile/\(frProfileVersion)",
               ])
           } catch {
-            throw Failure(code: JourneyCommand.exitCode(error), error.description)
+            throw Failure(JourneyCommand.exitStatus(error), error.description)
           }
           guard response.status == 200 else {
             let message = (try? JSONParser.parse(response.body))?["message"]?.stringValue ?? ""
@@ -147,10 +150,10 @@ struct KeysCommand: ParsableCommand {
             if force {
               _ = try deleteLocally(store)
               throw Failure(
-                code: 1, "AM answered HTTP \(response.status)\(said.isEmpty ? "" : ": " + said); deleted the local key anyway (--force).")
+                .negative, "AM answered HTTP \(response.status)\(said.isEmpty ? "" : ": " + said); deleted the local key anyway (--force).")
             }
             throw Failure(
-              code: 1,
+              .negative,
               "AM answered HTTP \(response.status)\(said.isEmpty ? "" : ": " + said); the local key is kept (--force deletes it anyway).")
           }
           _ = try deleteLocally(store)
@@ -158,7 +161,7 @@ struct KeysCommand: ParsableCommand {
           return
         }
         guard try deleteLocally(store) else {
-          throw Failure(code: 1, "no bound key has the kid \(kid); see 'fr-profile keys list'.")
+          throw Failure(.negative, "no bound key has the kid \(kid); see 'fr-profile keys list'.")
         }
         note("deleted the bound key \(kid) on this device; AM still lists it (delete it there with --server URL --token-stdin).")
       }
@@ -197,7 +200,7 @@ struct KeysCommand: ParsableCommand {
       var token = Array(line)
       if token.last == UInt8(ascii: "\r") { token.removeLast() }
       guard !token.isEmpty, token.count <= 4096, token.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-        throw Failure(code: 65, "--token-stdin: standard input holds no SSO token on its first line (printable, no spaces).")
+        throw Failure(.dataError, "--token-stdin: standard input holds no SSO token on its first line (printable, no spaces).")
       }
       return String(decoding: token, as: UTF8.self)
     }
@@ -233,8 +236,8 @@ struct KeysCommand: ParsableCommand {
         } catch let error as KeyStoreError {
           throw BindingExit.failure(error)
         }
-        guard let outcome else { throw Failure(code: 1, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
-        guard outcome.isEmpty else { throw Failure(code: 1, outcome + ".") }
+        guard let outcome else { throw Failure(.negative, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
+        guard outcome.isEmpty else { throw Failure(.negative, outcome + ".") }
         note("the key \(kid) is unlocked: its policies hold on this device.")
       }
     }
@@ -244,7 +247,7 @@ struct KeysCommand: ParsableCommand {
 /// `fr-profile policy`: evaluates app policies on this machine.
 struct PolicyCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "fr-profile policy",
+    commandName: "policy",
     abstract: "Evaluate device-binding app policies on this machine.",
     discussion: """
       Policies are AM's JSON form: {"deviceTampering": {"score": 0.8}, "biometricAvailable": {}}. \
@@ -253,11 +256,12 @@ struct PolicyCommand: ParsableCommand {
       configured. Without --policies, <state-dir>/policies.json is read, else both policies \
       with their defaults are evaluated.
 
-      EXIT CODES:
-        0   every policy holds
-        1   a policy is breached (the first breach is on stderr)
-        64  usage error
-        65  the policies are not valid JSON or name an unknown policy
+      \(ExitStatus.helpSection(
+        [.success, .negative, .usage, .dataError, .libraryMissing],
+        [
+          .success: "every policy holds", .negative: "a policy is breached (the first breach is on stderr)",
+          .dataError: "the policies are not valid JSON or name an unknown policy",
+        ]))
 
       EXAMPLES:
         fr-profile policy
@@ -289,7 +293,7 @@ struct PolicyCommand: ParsableCommand {
             + (outcomes.isEmpty ? "" : "\n"))
       }
       if let breach = outcomes.first(where: { $0.outcome.isBreached }) {
-        throw Failure(code: 1, "policy \(breach.name) is breached: \(breach.outcome.detail).")
+        throw Failure(.negative, "policy \(breach.name) is breached: \(breach.outcome.detail).")
       }
     }
   }

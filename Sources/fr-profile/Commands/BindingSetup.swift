@@ -34,9 +34,9 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
 enum BindingExit {
   static func failure(_ error: KeyStoreError) -> Failure {
     switch error {
-    case .corrupt: Failure(code: 65, error.description + ". Delete it with 'fr-profile keys delete KID' and bind again.")
-    case .unsafe: Failure(code: 77, error.description + ".")
-    case .io: Failure(code: 74, error.description + ".")
+    case .corrupt: Failure(.dataError, error.description + ". Delete it with 'fr-profile keys delete KID' and bind again.")
+    case .unsafe: Failure(.permission, error.description + ".")
+    case .io: Failure(.ioError, error.description + ".")
     }
   }
 }
@@ -58,11 +58,11 @@ enum TPMExit {
   static func failure(_ error: HardwareKeyError) -> Failure {
     switch error {
     case .unavailable(let detail):
-      Failure(code: 80, detail + ". Check --tcti / FR_PROFILE_TCTI (default device:/dev/tpmrm0) and access to the TPM device.")
+      Failure(.noTPM, detail + ". Check --tcti / FR_PROFILE_TCTI (default device:/dev/tpmrm0) and access to the TPM device.")
     case .foreignKey(let detail):
-      Failure(code: 81, detail + " The key is never re-made silently: bind this device again.")
-    case .lockout, .wrongAuthValue: Failure(code: 82, error.description + ".")
-    case .failed(let detail): Failure(code: 83, detail + ".")
+      Failure(.foreignTPMKey, detail + " The key is never re-made silently: bind this device again.")
+    case .lockout, .wrongAuthValue: Failure(.tpmLockout, error.description + ".")
+    case .failed(let detail): Failure(.tpmFailure, detail + ".")
     }
   }
 }
@@ -76,7 +76,7 @@ extension BindingOptions {
     var choice = keyStore
     if choice == nil, let text = environment[KeyStoreChoice.environmentVariable], !text.isEmpty {
       guard let parsed = KeyStoreChoice(rawValue: text) else {
-        throw Failure(code: 64, "\(KeyStoreChoice.environmentVariable)=\(text): use auto, tpm or file.")
+        throw Failure(.usage, "\(KeyStoreChoice.environmentVariable)=\(text): use auto, tpm or file.")
       }
       choice = parsed
     }
@@ -126,15 +126,15 @@ struct BindingSetup {
       }
     }
     guard let text else { return JSONObject() }
-    do { return try evaluator.parse(text) } catch { throw Failure(code: 65, "\(source): \(error.description).") }
+    do { return try evaluator.parse(text) } catch { throw Failure(.dataError, "\(source): \(error.description).") }
   }
 
   func pinPolicy() throws -> PINPolicy {
-    do { return try PINPolicy(parsing: options.pinPolicy) } catch { throw Failure(code: 64, "--pin-policy: \(error).") }
+    do { return try PINPolicy(parsing: options.pinPolicy) } catch { throw Failure(.usage, "--pin-policy: \(error).") }
   }
 
   func lockPolicy() throws -> LockPolicy {
-    do { return try LockPolicy(parsing: options.lockPolicy) } catch { throw Failure(code: 64, "--lock-policy: \(error).") }
+    do { return try LockPolicy(parsing: options.lockPolicy) } catch { throw Failure(.usage, "--lock-policy: \(error).") }
   }
 
   func binder(deviceName fallbackName: @escaping () -> String) throws -> DeviceBinder {

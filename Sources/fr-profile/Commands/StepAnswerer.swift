@@ -26,10 +26,6 @@ final class StepAnswerer {
     self.settings = settings
   }
 
-  /// Exit code when a callback needs an answer fr-profile cannot give (unsupported type, no
-  /// terminal to ask on).
-  static let cannotAnswer: Int32 = 2
-
   /// The secrets of this walk (the password), never printed: `printable` hides them.
   var secrets: [String] { [password ?? ""] }
 
@@ -68,10 +64,10 @@ final class StepAnswerer {
 
   private func ask(_ prompt: String, echo: Bool, flag: String, what: String) throws -> String {
     guard let terminal else {
-      throw Failure(code: Self.cannotAnswer, "the journey asks for \(what) and there is no terminal to ask on: pass \(flag).")
+      throw Failure(.cannotAnswer, "the journey asks for \(what) and there is no terminal to ask on: pass \(flag).")
     }
     guard let line = terminal.readLine(prompt: Self.promptText(printable(prompt, singleLine: true)), echo: echo) else {
-      throw Failure(code: Self.cannotAnswer, "no answer for \(what): the terminal closed.")
+      throw Failure(.cannotAnswer, "no answer for \(what): the terminal closed.")
     }
     return line
   }
@@ -84,20 +80,20 @@ final class StepAnswerer {
     if !choices.isEmpty {
       let picked = choices.removeFirst()
       guard options.indices.contains(picked) else {
-        throw Failure(code: 64, "--choice \(picked) is not an option of \(label) (\(listing)).")
+        throw Failure(.usage, "--choice \(picked) is not an option of \(label) (\(listing)).")
       }
       return picked
     }
     guard let terminal else {
       throw Failure(
-        code: Self.cannotAnswer,
+        .cannotAnswer,
         "the journey asks \(label) and there is no terminal to ask on: pass --choice N (\(listing)).")
     }
     let fallback = options.indices.contains(defaultIndex) ? defaultIndex : 0
     terminal.write((prompt.isEmpty ? "" : prompt + "\n") + options.enumerated().map { "  \($0.offset)) \($0.element)\n" }.joined())
     while true {
       guard let line = terminal.readLine(prompt: "Choice [\(fallback)]: ") else {
-        throw Failure(code: Self.cannotAnswer, "no answer for \(label): the terminal closed.")
+        throw Failure(.cannotAnswer, "no answer for \(label): the terminal closed.")
       }
       let text = line.filter { $0 != " " }
       if text.isEmpty { return fallback }
