@@ -39,6 +39,39 @@ import Testing
     try expectUsageError(["callback", "--latitude", "1"], help: "fr-profile callback", contains: "--latitude and --longitude")
   }
 
+  @Test("binding policies given as flags are checked before anything runs")
+  func bindingPolicyFlagsAreValidated() throws {
+    try expectUsageError(["callback", "--pin-policy", "MINLEN=x", "-"], help: "fr-profile callback", contains: "--pin-policy")
+    try expectUsageError(
+      ["journey", "--server", "https://am.example/am", "--realm", "root", "--tree", "T", "--lock-policy", "lock:-1"],
+      help: "fr-profile journey", contains: "--lock-policy")
+  }
+
+  /// Every EXIT CODES section lists each code once, and only codes from `ExitStatus`.
+  @Test("each command's EXIT CODES come from one list, each code once")
+  func exitCodesInHelpAreConsistent() throws {
+    let known: Set<Int> = [0, 1, 2, 3, 64, 65, 66, 67, 68, 69, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83]
+    for command in [[], ["identifier"], ["match"], ["callback"], ["journey"], ["keys"], ["keys", "delete"], ["policy"]] {
+      let help = try run(command + ["--help"]).stdout
+      guard let start = help.range(of: "EXIT CODES:") else {
+        Issue.record("\(command): no EXIT CODES section")
+        continue
+      }
+      var codes: [Int] = []
+      for line in help[start.upperBound...].split(separator: "\n").dropFirst(0) {
+        let trimmed = line.drop { $0 == " " }
+        guard line.hasPrefix("  "), let number = Int(trimmed.prefix { $0.isNumber }), trimmed.first?.isNumber == true else {
+          if line.hasPrefix("  ") { continue }  // a wrapped row
+          break
+        }
+        codes.append(number)
+      }
+      #expect(!codes.isEmpty, "\(command)")
+      #expect(Set(codes).count == codes.count, "\(command) lists a code twice: \(codes)")
+      #expect(Set(codes).isSubset(of: known), "\(command): \(codes)")
+    }
+  }
+
   @Test func journeyWithoutArgumentsIsOneLine() throws {
     try expectUsageError(["journey"], help: "fr-profile journey", contains: "--server")
   }

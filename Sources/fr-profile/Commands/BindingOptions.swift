@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeviceBinding
 import ProfileJSON
 
 /// The options of device binding and signing, shared by `journey` and `callback`.
@@ -72,6 +73,8 @@ package struct BindingOptions: ParsableArguments {
   package init() {}
 
   package func validate() throws {
+    do { _ = try PINPolicy(parsing: pinPolicy) } catch { throw ValidationError("--pin-policy \(pinPolicy): \(error).") }
+    do { _ = try LockPolicy(parsing: lockPolicy) } catch { throw ValidationError("--lock-policy \(lockPolicy): \(error).") }
     guard !applicationId.isEmpty else { throw ValidationError("--app-id needs an id, e.g. \(BindingOptions.defaultApplicationId).") }
     for claim in claims {
       guard let equals = claim.firstIndex(of: "="), equals != claim.startIndex else {
