@@ -63,6 +63,7 @@ enum TPMExit {
       Failure(code: 81, detail + " The key is never re-made silently: bind this device again.")
     case .lockout, .wrongAuthValue: Failure(code: 82, error.description + ".")
     case .failed(let detail): Failure(code: 83, detail + ".")
+    case .libraryUnavailable: Failure(code: 69, error.description + ".")
     }
   }
 }
@@ -308,6 +309,8 @@ extension StepAnswerer {
       throw BindingExit.failure(error)
     } catch let error as HardwareKeyError {
       throw TPMExit.failure(error)
+    } catch let error as PAMError {
+      throw Failure(code: 69, error.description + ".")
     }
   }
 }

@@ -250,6 +250,7 @@ struct JourneyCommand: ParsableCommand {
     case .tls: 67
     case .badCAFile: 66
     case .responseTooLarge: 76
+    case .libraryUnavailable: 69
     }
   }
 
