@@ -76,6 +76,8 @@ struct CallbackCommand: ParsableCommand {
         throw BindingExit.failure(error)
       } catch let error as HardwareKeyError {
         throw TPMExit.failure(error)
+      } catch let error as PAMError {
+        throw Failure(code: 69, error.description + ".")
       }
       settings.printDiagnostics(diagnostics)
       try format.emit(.object(step.body))

@@ -212,8 +212,9 @@ import Testing
   @Test func collectsBinaryDoesNotLinkTheTPMLibraries() throws {
     let linked = try run([frProfilePath], executable: "/usr/bin/ldd")
     #expect(linked.status == 0 && !linked.stdout.contains("libtss2"))
+    // Neither links it: fr-profile-journey opens tpm2-tss with dlopen when a TPM is used (CTSS2).
     let journey = try run([productsDirectory + "/fr-profile-journey"], executable: "/usr/bin/ldd")
-    #expect(journey.stdout.contains("libtss2-esys"))
+    #expect(journey.status == 0 && !journey.stdout.contains("libtss2"))
   }
 
   @Test func verboseSaysWhichStoreHoldsTheIdentityAndAnUnsafeTPMKeyFileIsExit77() throws {
