@@ -1,4 +1,5 @@
 // swift-format-ignore-file: NoBlockComments
+
 // (Inline /* TPM2_… */ comments name the TPM constants where their numbers are used.)
 import CTSS2
 import Crypto
@@ -150,7 +151,8 @@ public final class TPMContext {
       var ticket = TPMT_TK_HASHCHECK()
       frp_null_ticket(&ticket)
       var result: UnsafeMutablePointer<TPMT_SIGNATURE>?
-      rc = frp_Esys_Sign(esys, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &toSign, &scheme, &ticket, &result)
+      rc = frp_Esys_Sign(
+        esys, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &toSign, &scheme, &ticket, &result)
       defer { frp_Esys_Free(result) }
       guard rc == TSS2_RC_SUCCESS, let result else { throw Self.error("Esys_Sign", rc) }
       let ecdsa = result.pointee.signature.ecdsa
