@@ -70,10 +70,9 @@ let package = Package(
     .target(name: "CBuildInfo"),
     // HTTPS POST over the system libcurl: verified TLS, a CA file, timeouts. No Foundation.
     .target(name: "JourneyHTTP", dependencies: ["CCurl"]),
-    .systemLibrary(
-      name: "CCurl", pkgConfig: "libcurl",
-      providers: [.apt(["libcurl4-openssl-dev"])]
-    ),
+    // libcurl, loaded with dlopen on first use rather than linked (Sources/CCurl/include/CCurl.h).
+    // Building needs curl/curl.h (Debian libcurl4-openssl-dev); running journey needs libcurl.so.4.
+    .target(name: "CCurl"),
     // The device profile: collectors over a root-relative system source, identity, tamper score.
     .target(
       name: "Collectors",
@@ -111,7 +110,8 @@ let package = Package(
       ]
     ),
     // libpam (user verification for BIOMETRIC_* keys); only DeviceBinding/PAM.swift imports it.
-    .systemLibrary(name: "CPAM", providers: [.apt(["libpam0g-dev"])]),
+    // Loaded with dlopen on first use (Sources/CPAM/include/CPAM.h). Building needs libpam0g-dev.
+    .target(name: "CPAM"),
     .testTarget(
       name: "DeviceBindingTests",
       dependencies: [
@@ -124,10 +124,8 @@ let package = Package(
     // ESAPI, loaded with dlopen (Sources/CTSS2): collect never loads libtss2.
     .target(name: "TPMKeys", dependencies: ["CTSS2", .product(name: "Crypto", package: "swift-crypto")]),
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
-    .systemLibrary(
-      name: "CTSS2", pkgConfig: "tss2-esys",
-      providers: [.apt(["libtss2-dev"])]
-    ),
+    // Loaded with dlopen on first use (Sources/CTSS2/include/CTSS2.h). Building needs libtss2-dev.
+    .target(name: "CTSS2"),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",

@@ -393,7 +393,7 @@ public struct DeviceBinder: Sendable {
   func verifyUser(_ type: AuthenticationType) throws {
     guard let service = PAMUserVerifier.service(for: type) else { return }
     guard let userVerifier else { throw BindingFailure(.unsupported, "no PAM user verification is available") }
-    switch userVerifier.verify(service: service) {
+    switch try userVerifier.verify(service: service) {
     case .verified: return
     case .notConfigured:
       throw BindingFailure(

@@ -58,6 +58,9 @@ public enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertibl
   /// The hardware's dictionary-attack lockout is active.
   case lockout
   case failed(detail: String)
+  /// The hardware's library cannot be loaded (tpm2-tss is opened with dlopen on first use):
+  /// `soname`, the Debian package that ships it (`debian13Package` on Debian 13), dlerror's text.
+  case libraryUnavailable(soname: String, package: String, debian13Package: String, reason: String)
 
   public var description: String {
     switch self {
@@ -66,6 +69,9 @@ public enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertibl
     case .wrongAuthValue: "wrong PIN"
     case .lockout: "the TPM is in dictionary-attack lockout after too many wrong PINs; wait for its recovery time"
     case .failed(let detail): detail
+    case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
+      "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
+        + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)")
     }
   }
 }
@@ -156,6 +162,8 @@ public final class TPMUserKeyStore: HardwareUserKeyStore {
     case .lockout: .lockout
     case .corrupt(let reason): .failed(detail: "the TPM key blob is corrupt (\(reason))")
     case .failed(let call, let detail): .failed(detail: "the TPM refused \(call): \(detail)")
+    case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
+      .libraryUnavailable(soname: soname, package: package, debian13Package: debian13Package, reason: reason)
     }
   }
 }

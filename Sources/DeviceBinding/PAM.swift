@@ -6,6 +6,22 @@ import CPAM
   import Musl
 #endif
 
+/// Why PAM cannot be asked at all (a refusal is a `PAMUserVerifier.Result`, not an error).
+public enum PAMError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// libpam cannot be loaded (it is opened with dlopen on first use, not linked): `soname` is
+  /// the library asked for, `package` the Debian package that ships it (`debian13Package` on
+  /// Debian 13), `reason` dlerror's text.
+  case libraryUnavailable(soname: String, package: String, debian13Package: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
+      "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
+        + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)")
+    }
+  }
+}
+
 /// Verifies the local user through a PAM service — on Linux, user verification is PAM's job:
 /// `fr-profile` for BIOMETRIC_ALLOW_FALLBACK, `fr-profile-biometric` for BIOMETRIC_ONLY (an
 /// admin points its stack at pam_fprintd). A service with no file in the configuration
@@ -59,21 +75,34 @@ public struct PAMUserVerifier: Sendable {
     case denied(String)
   }
 
-  /// Runs `pam_authenticate` and `pam_acct_mgmt` for `user` on `service`.
-  public func verify(service: String) -> Result {
+  /// Loads libpam (dlopen, once per process; Sources/CPAM/include/CPAM.h), or says why not.
+  public static func loadLibrary() throws(PAMError) {
+    var reason: UnsafePointer<CChar>?
+    guard frp_pam_load(&reason) == 0 else { return }
+    // libpam0g on Debian 12 (checked with apt-cache); the same name on Debian 13 is what the
+    // package list we were given says, not checked against a Debian 13 archive here.
+    throw .libraryUnavailable(
+      soname: "libpam.so.0", package: "libpam0g", debian13Package: "libpam0g",
+      reason: reason.map { String(cString: $0) } ?? "unknown")
+  }
+
+  /// Runs `pam_authenticate` and `pam_acct_mgmt` for `user` on `service`. Throws only when
+  /// libpam cannot be loaded; an unconfigured service is answered without loading it.
+  public func verify(service: String) throws(PAMError) -> Result {
     guard isConfigured(service) else { return .notConfigured }
+    try Self.loadLibrary()
     let box = Unmanaged.passRetained(ConversationBox(prompt: prompt, inform: inform))
     defer { box.release() }
     var conversation = pam_conv(conv: pamConversation, appdata_ptr: box.toOpaque())
     var handle: OpaquePointer?
-    let started = pam_start_confdir(service, user, &conversation, configurationDirectory, &handle)
+    let started = frp_pam_start_confdir(service, user, &conversation, configurationDirectory, &handle)
     guard started == PAM_SUCCESS, let handle else {
       return .denied("PAM could not start service \(service) (error \(started))")
     }
-    var status = pam_authenticate(handle, 0)
-    if status == PAM_SUCCESS { status = pam_acct_mgmt(handle, 0) }
-    let text = pam_strerror(handle, status).map { String(cString: $0) } ?? "error \(status)"
-    pam_end(handle, status)
+    var status = frp_pam_authenticate(handle, 0)
+    if status == PAM_SUCCESS { status = frp_pam_acct_mgmt(handle, 0) }
+    let text = frp_pam_strerror(handle, status).map { String(cString: $0) } ?? "error \(status)"
+    frp_pam_end(handle, status)
     return status == PAM_SUCCESS ? .verified : .denied("PAM service \(service): \(text)")
   }
 }

@@ -25,6 +25,10 @@ public enum HTTPError: Error, Equatable, CustomStringConvertible {
   case failed(url: String, reason: String)
   /// The response body was larger than the client accepts; the transfer was stopped there.
   case responseTooLarge(url: String, limit: Int)
+  /// libcurl cannot be loaded (it is opened with dlopen on first use, not linked): `soname`
+  /// is the library asked for, `package` the Debian package that ships it (`debian13Package`
+  /// on Debian 13), `reason` dlerror's text.
+  case libraryUnavailable(soname: String, package: String, debian13Package: String, reason: String)
 
   public var description: String {
     switch self {
@@ -40,6 +44,9 @@ public enum HTTPError: Error, Equatable, CustomStringConvertible {
       "request to \(url) failed: \(reason)."
     case .responseTooLarge(let url, let limit):
       "the response from \(url) is larger than \(limit) bytes; stopped reading. An AM authenticate response is a few KB; raise --max-response-size if this server's are larger."
+    case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
+      "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
+        + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)")
     }
   }
 }
@@ -64,31 +71,42 @@ public final class HTTPClient {
 
   /// The default `maximumResponseSize`: 1 MiB.
   public static let defaultMaximumResponseSize = 1 << 20
-  private let handle: UnsafeMutableRawPointer
+  /// nil when libcurl could not be loaded (`post` then throws `libraryUnavailable`).
+  private let handle: UnsafeMutableRawPointer?
 
-  private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+  /// Loads libcurl (dlopen, once per process; Sources/CCurl/include/CCurl.h), or says why not.
+  public static func loadLibrary() throws(HTTPError) {
+    var reason: UnsafePointer<CChar>?
+    guard frp_curl_load(&reason) == 0 else { return }
+    throw .libraryUnavailable(
+      soname: "libcurl.so.4", package: "libcurl4", debian13Package: "libcurl4t64",
+      reason: reason.map { String(cString: $0) } ?? "unknown")
+  }
 
+  /// Does not load libcurl until it is needed: a client that never posts never maps it, and
+  /// one made where libcurl is missing throws from `post`.
   public init(timeout: Double, caFile: String? = nil, maximumResponseSize: Int = HTTPClient.defaultMaximumResponseSize) {
-    _ = Self.globalInit
     self.timeout = timeout
     self.caFile = caFile
     self.maximumResponseSize = maximumResponseSize
-    handle = curl_easy_init()
+    handle = frp_curl_load(nil) != 0 ? frp_curl_easy_init() : nil
   }
 
-  deinit { curl_easy_cleanup(handle) }
+  deinit { if let handle { frp_curl_easy_cleanup(handle) } }
 
   /// POSTs `body` to `url` with `headers` ("Name: value"); any status is a response. `timeout`
   /// (seconds) replaces the client's for this request, e.g. the time a journey has left.
   public func post(
     _ url: String, headers: [String], body: [UInt8], timeout requestTimeout: Double? = nil, method: String? = nil
   ) throws(HTTPError) -> HTTPResponse {
+    try Self.loadLibrary()
+    guard let handle else { throw .failed(url: url, reason: "curl_easy_init failed") }
     let timeout = requestTimeout ?? self.timeout
     let sink = ResponseSink(limit: maximumResponseSize)
     var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     var list: UnsafeMutablePointer<curl_slist>? = nil
-    for header in headers { list = curl_slist_append(list, header) }
-    defer { curl_slist_free_all(list) }
+    for header in headers { list = frp_curl_slist_append(list, header) }
+    defer { frp_curl_slist_free_all(list) }
 
     let milliseconds = max(1, Int(timeout * 1000))
     let code: CURLcode = url.withCString { urlPointer in
@@ -98,15 +116,15 @@ public final class HTTPClient {
             withExtendedLifetime(sink) {
               let context = Unmanaged.passUnretained(sink).toOpaque()
               let setup: [CURLcode] = [
-                fr_curl_setopt_pointer(handle, CURLOPT_URL, urlPointer),
-                fr_curl_setopt_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
-                fr_curl_setopt_long(handle, CURLOPT_POST, 1),
+                frp_curl_setopt_pointer(handle, CURLOPT_URL, urlPointer),
+                frp_curl_setopt_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
+                frp_curl_setopt_long(handle, CURLOPT_POST, 1),
                 // Another verb with the same body handling (DELETE of a bound device, `delete`).
-                method.map { fr_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, $0) } ?? CURLE_OK,
-                fr_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count),
-                fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, bodyBytes.baseAddress ?? UnsafeRawPointer(urlPointer)),
-                fr_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, list),
-                fr_curl_setopt_write(
+                method.map { frp_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, $0) } ?? CURLE_OK,
+                frp_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count),
+                frp_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, bodyBytes.baseAddress ?? UnsafeRawPointer(urlPointer)),
+                frp_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, list),
+                frp_curl_setopt_write(
                   handle,
                   { data, size, count, context in
                     let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
@@ -118,40 +136,40 @@ public final class HTTPClient {
                     if let data { sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: total)) }
                     return total
                   }),
-                fr_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context),
-                fr_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorPointer.baseAddress),
-                fr_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds),
-                fr_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds),
-                fr_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
-                fr_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0),
-                fr_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1),
-                fr_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2),
-                fr_curl_setopt_pointer(handle, CURLOPT_COOKIEFILE, ""),
-                caFile == nil ? CURLE_OK : fr_curl_setopt_pointer(handle, CURLOPT_CAINFO, caPointer),
+                frp_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context),
+                frp_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorPointer.baseAddress),
+                frp_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds),
+                frp_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds),
+                frp_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
+                frp_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0),
+                frp_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1),
+                frp_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2),
+                frp_curl_setopt_pointer(handle, CURLOPT_COOKIEFILE, ""),
+                caFile == nil ? CURLE_OK : frp_curl_setopt_pointer(handle, CURLOPT_CAINFO, caPointer),
                 // Only that file: Debian's libcurl also trusts CApath /etc/ssl/certs unless it is unset.
-                caFile == nil ? CURLE_OK : fr_curl_setopt_pointer(handle, CURLOPT_CAPATH, nil),
+                caFile == nil ? CURLE_OK : frp_curl_setopt_pointer(handle, CURLOPT_CAPATH, nil),
               ]
               if let failed = setup.first(where: { $0 != CURLE_OK }) { return failed }
-              return curl_easy_perform(handle)
+              return frp_curl_easy_perform(handle)
             }
           }
         }
       }
     }
     // The error buffer, the body and the header list must not outlive this call in the handle.
-    _ = fr_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
-    _ = fr_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil)
-    _ = fr_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, nil)
-    _ = fr_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
+    _ = frp_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
+    _ = frp_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil)
+    _ = frp_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, nil)
+    _ = frp_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
 
     if sink.overflowed { throw .responseTooLarge(url: url, limit: maximumResponseSize) }
     guard code == CURLE_OK else {
       let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-      let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+      let reason = detail.isEmpty ? String(cString: frp_curl_easy_strerror(code)) : detail
       throw Self.error(code, url: url, reason: reason, timeout: timeout, caFile: caFile)
     }
     var status = 0
-    _ = fr_curl_response_code(handle, &status)
+    _ = frp_curl_response_code(handle, &status)
     return HTTPResponse(status: status, body: sink.bytes)
   }
 

@@ -1,4 +1,5 @@
 // swift-format-ignore-file: NoBlockComments
+
 // (Inline /* TPM2_… */ comments name the TPM constants where their numbers are used.)
 import CTSS2
 import Crypto
@@ -39,26 +40,27 @@ public final class TPMContext {
     // tpm2-tss logs every TPM error response to stderr; ours are mapped to TPMError and
     // reported once, so its log stays off unless the user asks for it (TSS2_LOG=all+debug).
     setenv("TSS2_LOG", "all+NONE", 0)
+    try Self.loadLibraries()
     var loaded: OpaquePointer?
-    var rc = Tss2_TctiLdr_Initialize(tcti, &loaded)
+    var rc = frp_Tss2_TctiLdr_Initialize(tcti, &loaded)
     guard rc == TSS2_RC_SUCCESS, let loaded else { throw .unavailable(tcti: tcti, detail: Self.decode(rc)) }
     tctiContext = loaded
     var context: OpaquePointer?
-    rc = Esys_Initialize(&context, loaded, nil)
+    rc = frp_Esys_Initialize(&context, loaded, nil)
     guard rc == TSS2_RC_SUCCESS, let context else {
-      Tss2_TctiLdr_Finalize(&tctiContext)
+      frp_Tss2_TctiLdr_Finalize(&tctiContext)
       throw .unavailable(tcti: tcti, detail: Self.decode(rc))
     }
     esys = context
     var random: UnsafeMutablePointer<TPM2B_DIGEST>?
-    rc = Esys_GetRandom(context, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), 1, &random)
-    Esys_Free(random)
+    rc = frp_Esys_GetRandom(context, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), 1, &random)
+    frp_Esys_Free(random)
     guard rc == TSS2_RC_SUCCESS else { throw .unavailable(tcti: tcti, detail: Self.decode(rc)) }
   }
 
   deinit {
-    if esys != nil { Esys_Finalize(&esys) }
-    if tctiContext != nil { Tss2_TctiLdr_Finalize(&tctiContext) }
+    if esys != nil { frp_Esys_Finalize(&esys) }
+    if tctiContext != nil { frp_Tss2_TctiLdr_Finalize(&tctiContext) }
   }
 
   // MARK: - The storage primary key
@@ -69,7 +71,7 @@ public final class TPMContext {
   private func storagePrimary(preferPersistent: Bool) throws(TPMError) -> (ESYS_TR, TPMKeyBlob.Parent) {
     if preferPersistent {
       var handle = ESYS_TR(ESYS_TR_NONE)
-      let rc = Esys_TR_FromTPMPublic(
+      let rc = frp_Esys_TR_FromTPMPublic(
         esys, frp_srk_persistent_handle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
       if rc == TSS2_RC_SUCCESS { return (handle, .persistentSRK) }
     }
@@ -79,7 +81,7 @@ public final class TPMContext {
     var outsideInfo = TPM2B_DATA()
     var pcrs = TPML_PCR_SELECTION()
     var handle = ESYS_TR(ESYS_TR_NONE)
-    let rc = Esys_CreatePrimary(
+    let rc = frp_Esys_CreatePrimary(
       esys, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
       &sensitive, &template, &outsideInfo, &pcrs, &handle, nil, nil, nil, nil)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_CreatePrimary", rc) }
@@ -88,7 +90,7 @@ public final class TPMContext {
 
   private func release(_ handle: ESYS_TR, _ parent: TPMKeyBlob.Parent) {
     var handle = handle
-    if parent == .templateSRK { _ = Esys_FlushContext(esys, handle) } else { _ = Esys_TR_Close(esys, &handle) }
+    if parent == .templateSRK { _ = frp_Esys_FlushContext(esys, handle) } else { _ = frp_Esys_TR_Close(esys, &handle) }
   }
 
   private func withParent<T>(_ kind: TPMKeyBlob.Parent?, _ body: (ESYS_TR) throws(TPMError) -> T) throws(TPMError) -> (T, TPMKeyBlob.Parent)
@@ -117,12 +119,12 @@ public final class TPMContext {
       var pcrs = TPML_PCR_SELECTION()
       var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
       var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
-      let rc = Esys_Create(
+      let rc = frp_Esys_Create(
         esys, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
         &sensitive, &template, &outsideInfo, &pcrs, &outPrivate, &outPublic, nil, nil, nil)
       defer {
-        Esys_Free(outPrivate)
-        Esys_Free(outPublic)
+        frp_Esys_Free(outPrivate)
+        frp_Esys_Free(outPublic)
       }
       guard rc == TSS2_RC_SUCCESS, let outPrivate, let outPublic else { throw Self.error("Esys_Create", rc) }
       return (try Self.marshal(outPublic), try Self.marshal(outPrivate))
@@ -137,10 +139,10 @@ public final class TPMContext {
     let digest = Array(SHA256.hash(data: Array(message)))
     let (signature, _) = try withParent(blob.parent) { (parent) throws(TPMError) in
       let key = try load(blob, parent: parent)
-      defer { _ = Esys_FlushContext(esys, key) }
+      defer { _ = frp_Esys_FlushContext(esys, key) }
       var auth = TPM2B_AUTH()
       Self.fill(&auth, Self.authDigest(authValue))
-      var rc = Esys_TR_SetAuth(esys, key, &auth)
+      var rc = frp_Esys_TR_SetAuth(esys, key, &auth)
       guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TR_SetAuth", rc) }
       var toSign = TPM2B_DIGEST()
       Self.fill(&toSign, digest)
@@ -149,8 +151,9 @@ public final class TPMContext {
       var ticket = TPMT_TK_HASHCHECK()
       frp_null_ticket(&ticket)
       var result: UnsafeMutablePointer<TPMT_SIGNATURE>?
-      rc = Esys_Sign(esys, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &toSign, &scheme, &ticket, &result)
-      defer { Esys_Free(result) }
+      rc = frp_Esys_Sign(
+        esys, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &toSign, &scheme, &ticket, &result)
+      defer { frp_Esys_Free(result) }
       guard rc == TSS2_RC_SUCCESS, let result else { throw Self.error("Esys_Sign", rc) }
       let ecdsa = result.pointee.signature.ecdsa
       return Self.padded(ecdsa.signatureR) + Self.padded(ecdsa.signatureS)
@@ -162,7 +165,7 @@ public final class TPMContext {
   public func verifyLoads(_ blob: TPMKeyBlob) throws(TPMError) {
     _ = try withParent(blob.parent) { (parent) throws(TPMError) in
       let key = try load(blob, parent: parent)
-      _ = Esys_FlushContext(esys, key)
+      _ = frp_Esys_FlushContext(esys, key)
     }
   }
 
@@ -170,7 +173,7 @@ public final class TPMContext {
     var publicArea = try Self.unmarshalPublic(blob.publicArea)
     var privateArea = try Self.unmarshalPrivate(blob.privateArea)
     var handle = ESYS_TR(ESYS_TR_NONE)
-    let rc = Esys_Load(
+    let rc = frp_Esys_Load(
       esys, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &privateArea, &publicArea, &handle)
     guard rc == TSS2_RC_SUCCESS else {
       let base = frp_rc_base(rc)
@@ -188,7 +191,7 @@ public final class TPMContext {
 
   /// Sets the TPM's dictionary-attack parameters with the lockout hierarchy's (empty) auth.
   public func setDictionaryAttackParameters(maxTries: UInt32, recoverySeconds: UInt32, lockoutRecoverySeconds: UInt32) throws(TPMError) {
-    let rc = Esys_DictionaryAttackParameters(
+    let rc = frp_Esys_DictionaryAttackParameters(
       esys, ESYS_TR(ESYS_TR_RH_LOCKOUT), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
       maxTries, recoverySeconds, lockoutRecoverySeconds)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_DictionaryAttackParameters", rc) }
@@ -201,11 +204,11 @@ public final class TPMContext {
     defer { release(handle, parent) }
     guard parent == .templateSRK else { return }
     var persistent = ESYS_TR(ESYS_TR_NONE)
-    let rc = Esys_EvictControl(
+    let rc = frp_Esys_EvictControl(
       esys, ESYS_TR(ESYS_TR_RH_OWNER), handle, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
       frp_srk_persistent_handle, &persistent)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_EvictControl", rc) }
-    _ = Esys_TR_Close(esys, &persistent)
+    _ = frp_Esys_TR_Close(esys, &persistent)
   }
 
   // MARK: - Public keys
@@ -250,7 +253,7 @@ public final class TPMContext {
   private static func marshal(_ value: UnsafeMutablePointer<TPM2B_PUBLIC>) throws(TPMError) -> [UInt8] {
     var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PUBLIC>.size)
     var offset = 0
-    let rc = Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset)
+    let rc = frp_Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset)
     guard rc == TSS2_RC_SUCCESS else { throw error("Tss2_MU_TPM2B_PUBLIC_Marshal", rc) }
     return Array(buffer.prefix(offset))
   }
@@ -258,30 +261,52 @@ public final class TPMContext {
   private static func marshal(_ value: UnsafeMutablePointer<TPM2B_PRIVATE>) throws(TPMError) -> [UInt8] {
     var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PRIVATE>.size)
     var offset = 0
-    let rc = Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset)
+    let rc = frp_Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset)
     guard rc == TSS2_RC_SUCCESS else { throw error("Tss2_MU_TPM2B_PRIVATE_Marshal", rc) }
     return Array(buffer.prefix(offset))
   }
 
   static func unmarshalPublic(_ bytes: [UInt8]) throws(TPMError) -> TPM2B_PUBLIC {
+    try loadLibraries()
     var value = TPM2B_PUBLIC()
     var offset = 0
-    let rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value)
+    let rc = frp_Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value)
     guard rc == TSS2_RC_SUCCESS, offset == bytes.count else { throw .corrupt(reason: "the public area does not parse") }
     return value
   }
 
   static func unmarshalPrivate(_ bytes: [UInt8]) throws(TPMError) -> TPM2B_PRIVATE {
+    try loadLibraries()
     var value = TPM2B_PRIVATE()
     var offset = 0
-    let rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value)
+    let rc = frp_Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value)
     guard rc == TSS2_RC_SUCCESS, offset == bytes.count else { throw .corrupt(reason: "the private area does not parse") }
     return value
   }
 
   static func decode(_ rc: TSS2_RC) -> String {
-    guard let text = Tss2_RC_Decode(rc) else { return "0x" + String(rc, radix: 16) }
+    guard frp_tss2_load(nil) != 0, let text = frp_Tss2_RC_Decode(rc) else { return "0x" + String(rc, radix: 16) }
     return String(cString: text) + " (0x" + String(rc, radix: 16) + ")"
+  }
+
+  /// Loads tpm2-tss (dlopen of its four libraries, once per process;
+  /// Sources/CTSS2/include/CTSS2.h), or says which library is missing and its Debian package.
+  public static func loadLibraries() throws(TPMError) {
+    var reason: UnsafePointer<CChar>?
+    guard frp_tss2_load(&reason) == 0 else { return }
+    let soname = frp_tss2_failed_soname().map { String(cString: $0) } ?? "libtss2-esys.so.0"
+    // The Debian 12 (bookworm) names were checked with apt-cache; the Debian 13 (trixie) t64
+    // names could not be checked here (no trixie archive): libtss2-esys-3.0.2-0t64,
+    // libtss2-tctildr0t64, libtss2-mu-4.0.1-0t64, libtss2-rc0t64.
+    let (package, debian13Package) =
+      switch soname {
+      case "libtss2-tctildr.so.0": ("libtss2-tctildr0", "libtss2-tctildr0t64")
+      case "libtss2-mu.so.0": ("libtss2-mu0", "libtss2-mu-4.0.1-0t64")
+      case "libtss2-rc.so.0": ("libtss2-rc0", "libtss2-rc0t64")
+      default: ("libtss2-esys-3.0.2-0", "libtss2-esys-3.0.2-0t64")
+      }
+    throw .libraryUnavailable(
+      soname: soname, package: package, debian13Package: debian13Package, reason: reason.map { String(cString: $0) } ?? "unknown")
   }
 
   static func error(_ call: String, _ rc: TSS2_RC) -> TPMError {

@@ -15,6 +15,10 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
   case corrupt(reason: String)
   /// Any other TPM or tpm2-tss failure: the ESAPI call and the decoded response code.
   case failed(call: String, detail: String)
+  /// A tpm2-tss library cannot be loaded (they are opened with dlopen on first use, not
+  /// linked): `soname` is the library that failed, `package` the Debian package that ships it
+  /// (`debian13Package` on Debian 13), `reason` dlerror's text.
+  case libraryUnavailable(soname: String, package: String, debian13Package: String, reason: String)
 
   public var description: String {
     switch self {
@@ -24,6 +28,9 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
     case .lockout: "the TPM is in dictionary-attack lockout after too many wrong authorization values"
     case .corrupt(let reason): "the TPM key blob is corrupt (\(reason))"
     case .failed(let call, let detail): "\(call) failed: \(detail)"
+    case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
+      "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
+        + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)")
     }
   }
 }

@@ -76,12 +76,12 @@ import Testing
     let directory = try confdir()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let verifier = PAMUserVerifier(configurationDirectory: directory, user: "root")
-    #expect(verifier.verify(service: PAMUserVerifier.fallbackService) == .verified)
-    guard case .denied = verifier.verify(service: PAMUserVerifier.biometricService) else {
+    #expect(try verifier.verify(service: PAMUserVerifier.fallbackService) == .verified)
+    guard case .denied = try verifier.verify(service: PAMUserVerifier.biometricService) else {
       Issue.record("pam_deny verified")
       return
     }
-    #expect(verifier.verify(service: "fr-profile-nothing") == .notConfigured)
+    #expect(try verifier.verify(service: "fr-profile-nothing") == .notConfigured)
   }
 
   @Test func biometricTypesBindAndSignThroughPAM() async throws {

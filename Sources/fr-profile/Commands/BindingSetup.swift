@@ -63,6 +63,7 @@ enum TPMExit {
       Failure(.foreignTPMKey, detail + " The key is never re-made silently: bind this device again.")
     case .lockout, .wrongAuthValue: Failure(.tpmLockout, error.description + ".")
     case .failed(let detail): Failure(.tpmFailure, detail + ".")
+    case .libraryUnavailable: Failure(.libraryMissing, error.description + ".")
     }
   }
 }
@@ -308,6 +309,8 @@ extension StepAnswerer {
       throw BindingExit.failure(error)
     } catch let error as HardwareKeyError {
       throw TPMExit.failure(error)
+    } catch let error as PAMError {
+      throw Failure(.libraryMissing, error.description + ".")
     }
   }
 }

@@ -134,6 +134,8 @@ extension FRProfile {
         throw BindingExit.failure(error)
       } catch let error as HardwareKeyError {
         throw TPMExit.failure(error)
+      } catch let error as PAMError {
+        throw Failure(.libraryMissing, error.description + ".")
       }
       settings.printDiagnostics(diagnostics)
       try format.emit(.object(step.body))

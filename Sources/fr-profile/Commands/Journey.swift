@@ -231,6 +231,7 @@ struct JourneyCommand: ParsableCommand {
     case .tls: .untrustedServer
     case .badCAFile: .noInput
     case .responseTooLarge: .badResponse
+    case .libraryUnavailable: .libraryMissing
     }
   }
 

@@ -1,0 +1,151 @@
+#ifndef FR_PROFILE_CTSS2_H
+#define FR_PROFILE_CTSS2_H
+// tpm2-tss ESAPI, the TCTI loader, marshalling and response-code decoding, for
+// Sources/TPMKeys/TPMContext.swift (the only importer). The four libraries are loaded with dlopen
+// on first use instead of linked, as Sources/CUdev/include/CUdev.h does for libudev: no
+// executable carries a DT_NEEDED entry on libtss2-*, so `fr-profile collect` never maps them.
+// The tss2 headers supply the types; each frp_<function> below calls the tpm2-tss function of
+// the same name. Call frp_tss2_load first and the others only after it returned 1. The static
+// inline helpers further down call no library.
+// Building needs the tss2 headers (Debian libtss2-dev); using a TPM needs libtss2-esys.so.0,
+// libtss2-tctildr.so.0, libtss2-mu.so.0 and libtss2-rc.so.0 (and the TCTI module the TCTI string
+// names, which libtss2-tctildr loads itself).
+#include <string.h>
+#include <tss2/tss2_esys.h>
+#include <tss2/tss2_mu.h>
+#include <tss2/tss2_rc.h>
+#include <tss2/tss2_tctildr.h>
+
+/// Loads the four tpm2-tss libraries and their functions, once per process (later calls return
+/// the first answer). Returns 1 when every function was found; 0 otherwise, with `*reason` (when
+/// `reason` is not NULL) pointing at a static, NUL-terminated explanation (dlerror's text, or
+/// the missing symbol).
+int frp_tss2_load(const char **reason);
+/// After frp_tss2_load returned 0: the soname that could not be loaded (or lacked a function),
+/// e.g. "libtss2-esys.so.0"; NULL before frp_tss2_load and after it succeeded.
+const char *frp_tss2_failed_soname(void);
+
+TSS2_RC frp_Tss2_TctiLdr_Initialize(const char *nameConf, TSS2_TCTI_CONTEXT **context);
+void frp_Tss2_TctiLdr_Finalize(TSS2_TCTI_CONTEXT **context);
+TSS2_RC frp_Esys_Initialize(ESYS_CONTEXT **esys_context, TSS2_TCTI_CONTEXT *tcti, TSS2_ABI_VERSION *abiVersion);
+void frp_Esys_Finalize(ESYS_CONTEXT **context);
+void frp_Esys_Free(void *ptr);
+TSS2_RC frp_Esys_GetRandom(
+  ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, UINT16 bytesRequested,
+  TPM2B_DIGEST **randomBytes);
+TSS2_RC frp_Esys_TR_FromTPMPublic(
+  ESYS_CONTEXT *esysContext, TPM2_HANDLE tpm_handle, ESYS_TR optionalSession1, ESYS_TR optionalSession2,
+  ESYS_TR optionalSession3, ESYS_TR *object);
+TSS2_RC frp_Esys_TR_Close(ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle);
+TSS2_RC frp_Esys_TR_SetAuth(ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_AUTH const *authValue);
+TSS2_RC frp_Esys_FlushContext(ESYS_CONTEXT *esysContext, ESYS_TR flushHandle);
+TSS2_RC frp_Esys_CreatePrimary(
+  ESYS_CONTEXT *esysContext, ESYS_TR primaryHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_SENSITIVE_CREATE *inSensitive, const TPM2B_PUBLIC *inPublic, const TPM2B_DATA *outsideInfo,
+  const TPML_PCR_SELECTION *creationPCR, ESYS_TR *objectHandle, TPM2B_PUBLIC **outPublic,
+  TPM2B_CREATION_DATA **creationData, TPM2B_DIGEST **creationHash, TPMT_TK_CREATION **creationTicket);
+TSS2_RC frp_Esys_Create(
+  ESYS_CONTEXT *esysContext, ESYS_TR parentHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_SENSITIVE_CREATE *inSensitive, const TPM2B_PUBLIC *inPublic, const TPM2B_DATA *outsideInfo,
+  const TPML_PCR_SELECTION *creationPCR, TPM2B_PRIVATE **outPrivate, TPM2B_PUBLIC **outPublic,
+  TPM2B_CREATION_DATA **creationData, TPM2B_DIGEST **creationHash, TPMT_TK_CREATION **creationTicket);
+TSS2_RC frp_Esys_Load(
+  ESYS_CONTEXT *esysContext, ESYS_TR parentHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_PRIVATE *inPrivate, const TPM2B_PUBLIC *inPublic, ESYS_TR *objectHandle);
+TSS2_RC frp_Esys_Sign(
+  ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_DIGEST *digest, const TPMT_SIG_SCHEME *inScheme, const TPMT_TK_HASHCHECK *validation,
+  TPMT_SIGNATURE **signature);
+TSS2_RC frp_Esys_DictionaryAttackParameters(
+  ESYS_CONTEXT *esysContext, ESYS_TR lockHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  UINT32 newMaxTries, UINT32 newRecoveryTime, UINT32 lockoutRecovery);
+TSS2_RC frp_Esys_EvictControl(
+  ESYS_CONTEXT *esysContext, ESYS_TR auth, ESYS_TR objectHandle, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, TPMI_DH_PERSISTENT persistentHandle, ESYS_TR *newObjectHandle);
+TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Marshal(TPM2B_PUBLIC const *src, uint8_t buffer[], size_t buffer_size, size_t *offset);
+TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Unmarshal(uint8_t const buffer[], size_t buffer_size, size_t *offset, TPM2B_PUBLIC *dest);
+TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Marshal(TPM2B_PRIVATE const *src, uint8_t buffer[], size_t buffer_size, size_t *offset);
+TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Unmarshal(uint8_t const buffer[], size_t buffer_size, size_t *offset, TPM2B_PRIVATE *dest);
+const char *frp_Tss2_RC_Decode(TSS2_RC rc);
+
+// The tss2 headers define their constants as casts (`((TPM2_ALG_ID) 0x0023)`); these helpers
+// fill the structures in C so that the Swift side needs none of those macros.
+
+/// The storage primary key: the TCG "EK Credential Profile"/"Provisioning Guidance" ECC SRK
+/// template (P-256, AES-128-CFB, restricted decrypt, noDA, empty unique), the same template
+/// `tpm2_createprimary -C o -G ecc` and systemd use, so the primary is the same key each time.
+static inline void frp_srk_template(TPM2B_PUBLIC *out) {
+  memset(out, 0, sizeof *out);
+  TPMT_PUBLIC *p = &out->publicArea;
+  p->type = TPM2_ALG_ECC;
+  p->nameAlg = TPM2_ALG_SHA256;
+  p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
+                        TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_NODA | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
+  p->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_AES;
+  p->parameters.eccDetail.symmetric.keyBits.aes = 128;
+  p->parameters.eccDetail.symmetric.mode.aes = TPM2_ALG_CFB;
+  p->parameters.eccDetail.scheme.scheme = TPM2_ALG_NULL;
+  p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
+  p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+  p->unique.ecc.x.size = 32;
+  p->unique.ecc.y.size = 32;
+}
+
+/// A P-256 ECDSA/SHA-256 signing key bound to this TPM and parent (fixedTPM, fixedParent),
+/// generated inside it (sensitiveDataOrigin), used with its authValue (userWithAuth). Not
+/// noDA: wrong authValues count towards the TPM's dictionary-attack lockout.
+static inline void frp_signing_template(TPM2B_PUBLIC *out) {
+  memset(out, 0, sizeof *out);
+  TPMT_PUBLIC *p = &out->publicArea;
+  p->type = TPM2_ALG_ECC;
+  p->nameAlg = TPM2_ALG_SHA256;
+  p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
+                        TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_SIGN_ENCRYPT;
+  p->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_NULL;
+  p->parameters.eccDetail.scheme.scheme = TPM2_ALG_ECDSA;
+  p->parameters.eccDetail.scheme.details.ecdsa.hashAlg = TPM2_ALG_SHA256;
+  p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
+  p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+}
+
+/// Whether `pub` is a key of the shape `frp_signing_template` makes (checked on every load).
+static inline int frp_is_signing_key(const TPM2B_PUBLIC *pub) {
+  const TPMT_PUBLIC *p = &pub->publicArea;
+  return p->type == TPM2_ALG_ECC && p->parameters.eccDetail.curveID == TPM2_ECC_NIST_P256 &&
+         (p->objectAttributes & TPMA_OBJECT_SIGN_ENCRYPT) && (p->objectAttributes & TPMA_OBJECT_FIXEDTPM) &&
+         !(p->objectAttributes & TPMA_OBJECT_RESTRICTED);
+}
+
+/// ECDSA with SHA-256.
+static inline void frp_ecdsa_scheme(TPMT_SIG_SCHEME *out) {
+  memset(out, 0, sizeof *out);
+  out->scheme = TPM2_ALG_ECDSA;
+  out->details.ecdsa.hashAlg = TPM2_ALG_SHA256;
+}
+
+/// The empty ticket an unrestricted key signs an externally computed digest with.
+static inline void frp_null_ticket(TPMT_TK_HASHCHECK *out) {
+  memset(out, 0, sizeof *out);
+  out->tag = TPM2_ST_HASHCHECK;
+  out->hierarchy = TPM2_RH_NULL;
+}
+
+/// The persistent handle the TCG reserves for the SRK.
+static const TPM2_HANDLE frp_srk_persistent_handle = 0x81000001;
+
+/// Response codes (format-one codes with the parameter/session/handle number masked off).
+static const TSS2_RC frp_rc_layer_mask = 0xFFFF0000u;
+/// A TPM-layer code without its parameter, handle or session number (other layers unchanged).
+static inline TSS2_RC frp_rc_base(TSS2_RC rc) {
+  if (rc & frp_rc_layer_mask) return rc;
+  if (rc & 0x80u) return 0x80u | (rc & 0x3Fu);  // TPM2_RC_FMT1: error number in bits 0..5
+  return rc & 0xFFFu;
+}
+static const TSS2_RC frp_rc_auth_fail = 0x08E;  // TPM2_RC_AUTH_FAIL
+static const TSS2_RC frp_rc_bad_auth = 0x0A2;   // TPM2_RC_BAD_AUTH
+static const TSS2_RC frp_rc_integrity = 0x09F;  // TPM2_RC_INTEGRITY
+static const TSS2_RC frp_rc_handle = 0x08B;     // TPM2_RC_HANDLE
+static const TSS2_RC frp_rc_lockout = 0x921;    // TPM2_RC_LOCKOUT (warning)
+static const TSS2_RC frp_rc_retry = 0x922;      // TPM2_RC_RETRY
+
+#endif

@@ -1,0 +1,166 @@
+// See include/CTSS2.h. The shape of Sources/CUdev/udev-loader.c: one table behind pthread_once,
+// each pointer typed from the tss2 headers (__typeof__), so the compiler still checks every call;
+// here four libraries, each opened by soname in dependency order.
+#include "CTSS2.h"
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+// Sonames; the Debian packages that ship them are named on the Swift side (TPMError).
+enum { ESYS, TCTILDR, MU, RC, LIBRARIES };
+static const char *const sonames[LIBRARIES] = {
+  [ESYS] = "libtss2-esys.so.0",
+  [TCTILDR] = "libtss2-tctildr.so.0",
+  [MU] = "libtss2-mu.so.0",
+  [RC] = "libtss2-rc.so.0",
+};
+
+// Every tpm2-tss function used, once, with its library: the table's fields and the dlsym list
+// are made from it.
+#define FRP_TSS2_FUNCTIONS(X)                                                                      \
+  X(TCTILDR, Tss2_TctiLdr_Initialize)                                                              \
+  X(TCTILDR, Tss2_TctiLdr_Finalize)                                                                \
+  X(ESYS, Esys_Initialize)                                                                         \
+  X(ESYS, Esys_Finalize)                                                                           \
+  X(ESYS, Esys_Free)                                                                               \
+  X(ESYS, Esys_GetRandom)                                                                          \
+  X(ESYS, Esys_TR_FromTPMPublic)                                                                   \
+  X(ESYS, Esys_TR_Close)                                                                           \
+  X(ESYS, Esys_TR_SetAuth)                                                                         \
+  X(ESYS, Esys_FlushContext)                                                                       \
+  X(ESYS, Esys_CreatePrimary)                                                                      \
+  X(ESYS, Esys_Create)                                                                             \
+  X(ESYS, Esys_Load)                                                                               \
+  X(ESYS, Esys_Sign)                                                                               \
+  X(ESYS, Esys_DictionaryAttackParameters)                                                         \
+  X(ESYS, Esys_EvictControl)                                                                       \
+  X(MU, Tss2_MU_TPM2B_PUBLIC_Marshal)                                                              \
+  X(MU, Tss2_MU_TPM2B_PUBLIC_Unmarshal)                                                            \
+  X(MU, Tss2_MU_TPM2B_PRIVATE_Marshal)                                                             \
+  X(MU, Tss2_MU_TPM2B_PRIVATE_Unmarshal)                                                           \
+  X(RC, Tss2_RC_Decode)
+
+static struct {
+#define FIELD(library, name) __typeof__(&name) name;
+  FRP_TSS2_FUNCTIONS(FIELD)
+#undef FIELD
+} api;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded;
+static const char *failed;
+static char why[256] = "libtss2 was not loaded";
+
+static void load(void) {
+  void *libraries[LIBRARIES];
+  for (int i = 0; i < LIBRARIES; i++) {
+    // RTLD_LOCAL: tpm2-tss's symbols stay out of the global scope; only the table below reaches
+    // them (the TCTI modules libtss2-tctildr opens link libtss2-mu themselves).
+    libraries[i] = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+    if (!libraries[i]) {
+      const char *error = dlerror();
+      failed = sonames[i];
+      snprintf(why, sizeof why, "%s", error ? error : "dlopen failed");
+      return;  // those already open stay loaded: unloading code that might run elsewhere gains nothing
+    }
+  }
+  struct { int library; const char *name; void **slot; } symbols[] = {
+#define ENTRY(library, name) {library, #name, (void **)&api.name},
+    FRP_TSS2_FUNCTIONS(ENTRY)
+#undef ENTRY
+  };
+  for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+    *symbols[i].slot = dlsym(libraries[symbols[i].library], symbols[i].name);
+    if (!*symbols[i].slot) {
+      failed = sonames[symbols[i].library];
+      snprintf(why, sizeof why, "%s has no %s", failed, symbols[i].name);
+      return;
+    }
+  }
+  loaded = 1;
+}
+
+int frp_tss2_load(const char **reason) {
+  pthread_once(&once, load);
+  if (!loaded && reason) *reason = why;
+  return loaded;
+}
+const char *frp_tss2_failed_soname(void) { return loaded ? NULL : failed; }
+
+TSS2_RC frp_Tss2_TctiLdr_Initialize(const char *nameConf, TSS2_TCTI_CONTEXT **context) {
+  return api.Tss2_TctiLdr_Initialize(nameConf, context);
+}
+void frp_Tss2_TctiLdr_Finalize(TSS2_TCTI_CONTEXT **context) { api.Tss2_TctiLdr_Finalize(context); }
+TSS2_RC frp_Esys_Initialize(ESYS_CONTEXT **esys_context, TSS2_TCTI_CONTEXT *tcti, TSS2_ABI_VERSION *abiVersion) {
+  return api.Esys_Initialize(esys_context, tcti, abiVersion);
+}
+void frp_Esys_Finalize(ESYS_CONTEXT **context) { api.Esys_Finalize(context); }
+void frp_Esys_Free(void *ptr) { api.Esys_Free(ptr); }
+TSS2_RC frp_Esys_GetRandom(
+  ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, UINT16 bytesRequested,
+  TPM2B_DIGEST **randomBytes) {
+  return api.Esys_GetRandom(esysContext, shandle1, shandle2, shandle3, bytesRequested, randomBytes);
+}
+TSS2_RC frp_Esys_TR_FromTPMPublic(
+  ESYS_CONTEXT *esysContext, TPM2_HANDLE tpm_handle, ESYS_TR optionalSession1, ESYS_TR optionalSession2,
+  ESYS_TR optionalSession3, ESYS_TR *object) {
+  return api.Esys_TR_FromTPMPublic(esysContext, tpm_handle, optionalSession1, optionalSession2, optionalSession3, object);
+}
+TSS2_RC frp_Esys_TR_Close(ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle) { return api.Esys_TR_Close(esys_context, rsrc_handle); }
+TSS2_RC frp_Esys_TR_SetAuth(ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_AUTH const *authValue) {
+  return api.Esys_TR_SetAuth(esysContext, handle, authValue);
+}
+TSS2_RC frp_Esys_FlushContext(ESYS_CONTEXT *esysContext, ESYS_TR flushHandle) { return api.Esys_FlushContext(esysContext, flushHandle); }
+TSS2_RC frp_Esys_CreatePrimary(
+  ESYS_CONTEXT *esysContext, ESYS_TR primaryHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_SENSITIVE_CREATE *inSensitive, const TPM2B_PUBLIC *inPublic, const TPM2B_DATA *outsideInfo,
+  const TPML_PCR_SELECTION *creationPCR, ESYS_TR *objectHandle, TPM2B_PUBLIC **outPublic,
+  TPM2B_CREATION_DATA **creationData, TPM2B_DIGEST **creationHash, TPMT_TK_CREATION **creationTicket) {
+  return api.Esys_CreatePrimary(
+    esysContext, primaryHandle, shandle1, shandle2, shandle3, inSensitive, inPublic, outsideInfo, creationPCR, objectHandle,
+    outPublic, creationData, creationHash, creationTicket);
+}
+TSS2_RC frp_Esys_Create(
+  ESYS_CONTEXT *esysContext, ESYS_TR parentHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_SENSITIVE_CREATE *inSensitive, const TPM2B_PUBLIC *inPublic, const TPM2B_DATA *outsideInfo,
+  const TPML_PCR_SELECTION *creationPCR, TPM2B_PRIVATE **outPrivate, TPM2B_PUBLIC **outPublic,
+  TPM2B_CREATION_DATA **creationData, TPM2B_DIGEST **creationHash, TPMT_TK_CREATION **creationTicket) {
+  return api.Esys_Create(
+    esysContext, parentHandle, shandle1, shandle2, shandle3, inSensitive, inPublic, outsideInfo, creationPCR, outPrivate,
+    outPublic, creationData, creationHash, creationTicket);
+}
+TSS2_RC frp_Esys_Load(
+  ESYS_CONTEXT *esysContext, ESYS_TR parentHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_PRIVATE *inPrivate, const TPM2B_PUBLIC *inPublic, ESYS_TR *objectHandle) {
+  return api.Esys_Load(esysContext, parentHandle, shandle1, shandle2, shandle3, inPrivate, inPublic, objectHandle);
+}
+TSS2_RC frp_Esys_Sign(
+  ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_DIGEST *digest, const TPMT_SIG_SCHEME *inScheme, const TPMT_TK_HASHCHECK *validation,
+  TPMT_SIGNATURE **signature) {
+  return api.Esys_Sign(esysContext, keyHandle, shandle1, shandle2, shandle3, digest, inScheme, validation, signature);
+}
+TSS2_RC frp_Esys_DictionaryAttackParameters(
+  ESYS_CONTEXT *esysContext, ESYS_TR lockHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  UINT32 newMaxTries, UINT32 newRecoveryTime, UINT32 lockoutRecovery) {
+  return api.Esys_DictionaryAttackParameters(
+    esysContext, lockHandle, shandle1, shandle2, shandle3, newMaxTries, newRecoveryTime, lockoutRecovery);
+}
+TSS2_RC frp_Esys_EvictControl(
+  ESYS_CONTEXT *esysContext, ESYS_TR auth, ESYS_TR objectHandle, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, TPMI_DH_PERSISTENT persistentHandle, ESYS_TR *newObjectHandle) {
+  return api.Esys_EvictControl(esysContext, auth, objectHandle, shandle1, shandle2, shandle3, persistentHandle, newObjectHandle);
+}
+TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Marshal(TPM2B_PUBLIC const *src, uint8_t buffer[], size_t buffer_size, size_t *offset) {
+  return api.Tss2_MU_TPM2B_PUBLIC_Marshal(src, buffer, buffer_size, offset);
+}
+TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Unmarshal(uint8_t const buffer[], size_t buffer_size, size_t *offset, TPM2B_PUBLIC *dest) {
+  return api.Tss2_MU_TPM2B_PUBLIC_Unmarshal(buffer, buffer_size, offset, dest);
+}
+TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Marshal(TPM2B_PRIVATE const *src, uint8_t buffer[], size_t buffer_size, size_t *offset) {
+  return api.Tss2_MU_TPM2B_PRIVATE_Marshal(src, buffer, buffer_size, offset);
+}
+TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Unmarshal(uint8_t const buffer[], size_t buffer_size, size_t *offset, TPM2B_PRIVATE *dest) {
+  return api.Tss2_MU_TPM2B_PRIVATE_Unmarshal(buffer, buffer_size, offset, dest);
+}
+const char *frp_Tss2_RC_Decode(TSS2_RC rc) { return api.Tss2_RC_Decode(rc); }
