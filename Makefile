@@ -60,7 +60,7 @@ RELEASE_FLAGS := -c release --traits SymbolOrdering --scratch-path $(OUT) --stat
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
 
-.PHONY: lint run test build release install install-files man completions docs deb check-deb bench deps-build \
+.PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed bench deps-build \
   deps-test deps-bench deps-docs deps-deb deps-deb-test clean \
   fuzz fuzz-build fuzz-replay-corpus
 
@@ -127,6 +127,7 @@ test: deps-test lint
 	$(MAKE) fuzz-replay-corpus
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 	$(MAKE) check-deb
+	$(MAKE) check-installed
 
 # Every seed and every past crash through each target, without sanitizers (the debug build).
 fuzz-replay-corpus:
@@ -189,6 +190,16 @@ deb: deps-deb release docs
 check-deb: deps-deb-test deb
 	bench/release-golden.sh $(BIN)
 	packaging/check-deb.sh $(DEB)
+
+# The udev (umockdev) and golden CLI tests again, against the binary the .deb installs rather
+# than the debug build: the dynamically linked release binary is what umockdev's LD_PRELOAD must
+# reach on users' machines. Needs the test build (`make test` has made it).
+check-installed: deb
+	rm -rf $(OUT)/installed && mkdir -p $(OUT)/installed
+	dpkg-deb -x $(DEB) $(OUT)/installed
+	$(SWIFT) build --build-tests
+	FR_PROFILE_BIN_DIR=$(CURDIR)/$(OUT)/installed/usr/bin $(SWIFT) test --skip-build \
+	  --filter 'UdevCommandTests|CollectCommandTests|OptionalLibraryTests'
 
 # FASTFETCH=/path/to/fastfetch adds fastfetch to the collect benchmark (Debian 12 has no package).
 bench: deps-bench release
