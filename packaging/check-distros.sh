@@ -17,17 +17,20 @@
 # Recommends when `apt-get install ./fr-profile_*.deb` installs it (check "libraries": every
 # library the binaries name is installed afterwards, and one the root already had is named in
 # Depends or Recommends). Every run works on an overlay (or, without overlayfs, a copy) of the
-# cached root, with /proc, /sys, /dev, /dev/pts and a tmpfs /tmp mounted, in a private mount
-# namespace (unshare -m), so nothing stays mounted on the host even if the script is killed;
+# cached root, with /proc, /sys, /dev, /dev/pts and tmpfs /dev/shm and /tmp mounted, in a private mount
+# namespace (unshare -m), so nothing stays mounted on the host even if the script is killed
+# (a killed run's directories are removed by the next run);
 # the downloaded .debs are kept in CACHE_DIR/apt-archives/<release>. swtpm and the test AM run
 # on the host, bound to 127.0.0.1 (the chroot shares the host's network), and are stopped on
-# exit.
+# exit (and killed with the script: setpriv --pdeathsig).
 #
-# Cost (2 shared cores, deb.debian.org): see README/the Makefile's check-distros target; roughly
-# a few minutes and ~350 MB per release the first time (debootstrap and the test packages),
-# well under a minute per release once cached. Needs root, debootstrap, python3, swtpm,
-# util-linux (unshare) and network access to the Debian mirror (apt-get install of the .deb's
-# dependencies, each run; an `apt-get update` only when the cached package lists are stale).
+# Cost, measured on 2 shared cores with deb.debian.org: the first run of a release builds its
+# root, 27-84 s (debootstrap and the test packages; mostly download, so it varies) and then
+# checks in 5-17 s: 32-100 s per release in all; a cached run is 5-7 s per release (the .deb's
+# dependencies come from CACHE_DIR/apt-archives). Disk: ~300 MB per release in CACHE_DIR, ~5 MB
+# more per run while it runs. Needs root, debootstrap, python3, swtpm, util-linux (unshare,
+# setpriv, flock) and the Debian mirror on every run (apt resolves the .deb's dependencies;
+# `apt-get update` only when the cached package lists are stale).
 set -euo pipefail
 
 usage() {
@@ -107,6 +110,8 @@ mount_system() {
   mount -t sysfs sysfs "$r/sys"
   mount --bind /dev "$r/dev"
   mount --bind /dev/pts "$r/dev/pts"
+  # Over the bound /dev's shm directory, so nothing written there reaches the host's /dev.
+  mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$r/dev/shm"
   mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$r/tmp"
 }
 
@@ -167,7 +172,9 @@ cached_root() {
   key=$(printf '%s\n' "$CACHE_FORMAT" "$release" "$MIRROR" "${EXTRA_PACKAGES[@]}" | sha256sum | cut -c1-12)
   dir=$CACHE/$release-$key
   cached=$dir
+  root_state=cached
   [[ ! -d $dir ]] || return 0
+  root_state=built
   building=$CACHE/$release-$key.tmp.$$
   log "$release: building the cached root $dir (debootstrap --variant=minbase, then ${EXTRA_PACKAGES[*]})"
   mkdir -p "$building"
@@ -318,7 +325,8 @@ start_am() {
   am_dir=$(mktemp -d "$CACHE/run.am.XXXXXX")
   local port_file=$am_dir/port
   am_log=$am_dir/log
-  python3 "$REPO/packaging/test-am.py" "$port_file" "$am_log" &
+  # --pdeathsig: it dies with this script, even a script killed by SIGKILL.
+  setpriv --pdeathsig KILL -- python3 "$REPO/packaging/test-am.py" "$port_file" "$am_log" &
   am_pid=$!
   for _ in $(seq 100); do
     [[ -s $port_file ]] && break
@@ -349,7 +357,7 @@ start_swtpm() {
   local state=$1 port
   for _ in $(seq 20); do
     port=$(((RANDOM % 20000 + 20000) & ~1))
-    swtpm socket --tpm2 --tpmstate "dir=$state" --server "type=tcp,port=$port,bindaddr=127.0.0.1" \
+    setpriv --pdeathsig KILL -- swtpm socket --tpm2 --tpmstate "dir=$state" --server "type=tcp,port=$port,bindaddr=127.0.0.1" \
       --ctrl "type=tcp,port=$((port + 1)),bindaddr=127.0.0.1" --flags not-need-init,startup-clear \
       >/dev/null 2>&1 &
     swtpm_pid=$!
@@ -401,7 +409,13 @@ check_udev() {
     arguments+=(--device "/tmp/umockdev/$fixture.umockdev")
   done
   in_root env FR_PROFILE_HOME=/tmp/state umockdev-run "${arguments[@]}" -- fr-profile collect >"$run_dir/udev.json" \
-    || { echo "umockdev-run ... -- fr-profile collect exited $?"; return 1; }
+    2>"$run_dir/udev.stderr" || { cat "$run_dir/udev.stderr"; echo "umockdev-run ... -- fr-profile collect exited $?"; return 1; }
+  # Through libudev, not the sysfs fallback (which says "libudev.so.1 could not be used").
+  if grep -q libudev "$run_dir/udev.stderr"; then
+    cat "$run_dir/udev.stderr"
+    echo "collect did not use libudev: $(grep -m1 libudev "$run_dir/udev.stderr")"
+    return 1
+  fi
   # UdevCommandTests: laptop-edp-hdmi reports its 2560x1440 panel, two-webcams two cameras,
   # bluetooth a supported adapter.
   pyjson '
@@ -454,7 +468,7 @@ run_release() {
     in_root "${install[@]}" >>"$run_dir/install.log" 2>&1 || status=$?
   fi
   if [[ $status != 0 ]]; then
-    record FAIL "$release" install "apt-get install ./$deb_name exited $status: $(grep -E '^(E:| [^ ].*Depends:)' "$run_dir/install.log" | head -n 3 | tr '\n' ' ')"
+    record FAIL "$release" install "apt-get install /tmp/$deb_name exited $status: $(grep -E '^(E:| [^ ].*Depends:)' "$run_dir/install.log" | head -n 3 | tr '\n' ' ')"
     sed 's/^/    | /' "$run_dir/install.log" | tail -n 15 >&2
   else
     record ok "$release" install "set up: $(sed -n 's/^Setting up \([^: ]*\).*/\1/p' "$run_dir/install.log" | sort | tr '\n' ' ' | sed 's/ $//')"
@@ -463,11 +477,12 @@ run_release() {
     done
   fi
   cleanup_run
-  log "$release: time: root $root_seconds s ($([[ $root_seconds -gt 5 ]] && echo built || echo cached)), total $((SECONDS - started)) s"
+  log "$release: time: root $root_state in $root_seconds s, total $((SECONDS - started)) s"
 }
 
 am_port=""
 am_log=""
+root_state=""
 start_am
 for release in "${RELEASES[@]}"; do
   run_release "$release"
