@@ -262,7 +262,7 @@ check_link() {
 # Every library the binaries name (NEEDED, or a soname string: dlopen) is installed after the
 # .deb, and one the root had before it (minbase, a test package) is named in Depends/Recommends.
 check_libraries() {
-  local fields names status=0 binary library path package
+  local fields names binary library path package problems=()
   fields=$(dpkg-deb -f "$DEB" Depends Recommends | sed 's/([^)]*)//g' | tr ',|:' '\n\n\n' | awk '{print $1}' | grep . || true)
   names=$(for binary in "$root"/usr/bin/fr-profile*; do
     in_root readelf -dW "/usr/bin/${binary##*/}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
@@ -272,8 +272,7 @@ check_libraries() {
   for library in $names; do
     path=$(in_root /sbin/ldconfig -p | awk -v l="$library" '$1 == l && /x86-64|x86_64|=>/ { print $NF; exit }')
     if [[ -z $path ]]; then
-      echo "$library is not installed (the binaries name it; Depends/Recommends do not bring it)"
-      status=1
+      problems+=("$library is not installed (the binaries name it; Depends/Recommends do not bring it)")
       continue
     fi
     package=""
@@ -281,13 +280,15 @@ check_libraries() {
       package=$(in_root dpkg -S "$candidate" 2>/dev/null | head -n 1 | cut -d: -f1) && break
     done
     if grep -qxF "$package" "$run_dir/before-packages" && ! grep -qxF "$package" <<<"$fields"; then
-      echo "$library ($package) is in the root only because minbase or a test package brought it: Depends/Recommends do not name $package"
-      status=1
+      problems+=("$library ($package) is in the root only because minbase or a test package brought it: Depends/Recommends do not name $package")
       continue
     fi
     summary+=("$library=$package")
   done
-  [[ $status == 0 ]] || return 1
+  if [[ ${#problems[@]} -gt 0 ]]; then
+    printf '%s; ' "${problems[@]}" | sed 's/; $/\n/'
+    return 1
+  fi
   echo "${summary[*]}"
 }
 
