@@ -2,6 +2,7 @@
 #   make run    install missing system packages, build the release binaries, run `fr-profile collect`
 #   make test   install what the tests need, run the whole test suite (and build and check the .deb)
 #   make deb    build dist/fr-profile_<version>_<arch>.deb; make install [PREFIX=/usr/local]
+#   make check-distros   install that .deb with apt into minimal bookworm and trixie roots and check it
 SHELL := /bin/bash
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
@@ -17,6 +18,9 @@ PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch pyth
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
 PKGS_DEB := $(PKGS_DOCS) dpkg-dev fakeroot
 PKGS_DEB_TEST := $(PKGS_DEB) lintian systemd man-db bash zsh fish util-linux
+# The .deb in minimal Debian roots (packaging/check-distros.sh): debootstrap, the loopback swtpm
+# and test AM on the host, unshare/setpriv/flock.
+PKGS_DISTROS := $(PKGS_DEB) debootstrap python3 swtpm util-linux
 
 # What `--version` names: the commit the release binaries are built from ("-dirty" with local
 # changes). Linked in as an object (Sources/CBuildInfo), so a new commit only relinks.
@@ -60,8 +64,8 @@ RELEASE_FLAGS := -c release --traits SymbolOrdering --scratch-path $(OUT) --stat
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
 
-.PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed bench deps-build \
-  deps-test deps-bench deps-docs deps-deb deps-deb-test clean \
+.PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
+  check-distros bench deps-build deps-test deps-bench deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (README "Fuzzing"): `make fuzz` runs each for FUZZ_SECONDS;
@@ -100,6 +104,9 @@ deps-deb:
 deps-deb-test:
 	$(call ensure_packages,$(PKGS_DEB_TEST))
 
+deps-distros:
+	$(call ensure_packages,$(PKGS_DISTROS))
+
 # A throwaway state directory unless STATE_DIR is given: `make run` as root must not create the
 # real device key in /var/lib/fr-profile. The real one: `sudo fr-profile collect` once installed.
 STATE_DIR ?= $(CURDIR)/$(OUT)/run-state
@@ -128,6 +135,7 @@ test: deps-test lint
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 	$(MAKE) check-deb
 	$(MAKE) check-installed
+	$(MAKE) check-distros
 
 # Every seed and every past crash through each target, without sanitizers (the debug build).
 fuzz-replay-corpus:
@@ -200,6 +208,16 @@ check-installed: deb
 	$(SWIFT) build --build-tests
 	FR_PROFILE_BIN_DIR=$(CURDIR)/$(OUT)/installed/usr/bin $(SWIFT) test --skip-build \
 	  --filter 'UdevCommandTests|CollectCommandTests|OptionalLibraryTests'
+
+# The .deb installed by apt (Recommends on) into a debootstrap --variant=minbase root of each
+# release in DISTROS, then checked there: Depends/Recommends bring every library the binaries
+# name, --version, the dynamic link, collect, identifier, match, journey against a loopback test
+# AM, keys list, a TPM identity on a loopback swtpm, collect under umockdev, release-golden.sh.
+# Needs root and the Debian mirror. The roots are cached in $(OUT)/distros (~300 MB each):
+# the first run costs 30-100 s per release (debootstrap, mostly download), later runs 5-7 s.
+DISTROS ?= bookworm trixie
+check-distros: deps-distros deb
+	packaging/check-distros.sh $(DEB) $(OUT)/distros $(DISTROS)
 
 # FASTFETCH=/path/to/fastfetch adds fastfetch to the collect benchmark (Debian 12 has no package).
 bench: deps-bench release
