@@ -1,5 +1,5 @@
 /*
- * CommandLine.arguments for the static release binaries, without the Swift runtime's argv search.
+ * CommandLine.arguments for the release binary (static Swift runtime), without the Swift runtime's argv search.
  *
  * On Linux the Swift runtime finds argv with a static initialiser (`ArgvGrabber`, in libswiftCore's
  * CommandLine.cpp) that, at every process start, fopen()s /proc/self/maps and sscanf()s each line to
@@ -11,7 +11,7 @@
  * never pulls libswiftCore.a's CommandLine.cpp.o, and with it the initialiser (if anything else
  * ever needs that member, the link fails with a duplicate symbol instead of silently doing both).
  *
- * Both executables link this target. It matters only with `--static-swift-stdlib` (`make release`):
+ * The executable links this target. It matters only with `--static-swift-stdlib` (`make release`):
  * with the dynamic standard library (`swift build`, the tests) libswiftCore.so keeps calling its own
  * hidden copy and this one goes unused. The standard library calls it with the Swift calling
  * convention (`@_silgen_name`), which `swiftcall` declares.

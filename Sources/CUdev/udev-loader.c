@@ -1,5 +1,5 @@
 // See include/CUdev.h. dlopen rather than a DT_NEEDED entry: the dynamic loader maps and relocates
-// every needed library at each start, and a statically linked executable cannot have one.
+// every needed library at each start, also where the command never uses it.
 #include "CUdev.h"
 #include <dlfcn.h>
 #include <pthread.h>

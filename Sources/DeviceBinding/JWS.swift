@@ -7,7 +7,7 @@ import ProfileJSON
 ///
 /// jwt-kit's signing API is `async` (its key collection is an actor), so binding and signing
 /// are `async` too; the synchronous commands wait for them on the main thread, outside the
-/// cooperative pool (`fr-profile-journey`'s `runBlocking`). Blocking a pool thread instead
+/// cooperative pool (the CLI's `runBlocking`). Blocking a pool thread instead
 /// deadlocks: on a 2-core machine both pool threads ended up waiting (seen in this repo's tests).
 package enum BindingJWS {
   /// The claim names a caller may not set through custom claims (the SDKs' reserved list).

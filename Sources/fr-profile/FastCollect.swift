@@ -2,9 +2,9 @@ import ProfileCLI
 
 /// The start-up fast path for `fr-profile collect`, which runs at every login.
 ///
-/// ArgumentParser builds its command tree by reflection and dynamic casts; in a statically
-/// linked binary that costs ~13 M instructions (about 3 ms here, half of a whole collect; see
-/// README "Benchmark"). This parser accepts only the plain spellings of `collect`'s options and
+/// ArgumentParser builds its command tree by reflection and dynamic casts; in the release binary
+/// (static Swift runtime) that cost ~13 M instructions when it was measured (about 3 ms here,
+/// half of a whole collect; see README "Benchmark"). This parser accepts only the plain spellings of `collect`'s options and
 /// hands anything else — help, unknown or malformed options, invalid combinations — to
 /// ArgumentParser, which then parses and reports exactly as it always does. A test checks that
 /// both parsers produce the same `CollectRequest` for every invocation the fast path accepts.

@@ -16,7 +16,7 @@ import Testing
   }
 
   func withDevice(_ body: (Device) throws -> Void) throws {
-    let directory = try makeTemporaryDirectory("fr-profile-journey")
+    let directory = try makeTemporaryDirectory("fr-profile-journey-test")
     defer { removeTemporaryDirectory(directory) }
     try body(Device(directory: directory))
   }

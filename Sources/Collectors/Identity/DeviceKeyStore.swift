@@ -99,7 +99,7 @@ public struct DeviceKeyStore: Sendable {
     return try key(state) != nil
   }
 
-  // MARK: - A key in the TPM (the TPM itself is used by fr-profile-journey, never here)
+  // MARK: - A key in the TPM (the TPM itself is used by the CLI through TPMKeys, never here)
 
   /// The TPM key file's bytes, nil when the identity is not in a TPM.
   public func tpmKeyBlob() throws(IdentityError) -> [UInt8]? {

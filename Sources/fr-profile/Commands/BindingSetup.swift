@@ -32,6 +32,16 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
 /// Exit codes of binding-side failures that stop a command (client errors do not: they are
 /// AM's to route).
 enum BindingExit {
+  /// The failure for an error of the binding path: the store's, the TPM's, PAM's; others as they are.
+  static func failure(forAny error: any Error) -> any Error {
+    switch error {
+    case let error as KeyStoreError: failure(error)
+    case let error as HardwareKeyError: TPMExit.failure(error)
+    case let error as PAMError: Failure(.libraryMissing, error.description + ".")
+    default: error
+    }
+  }
+
   static func failure(_ error: KeyStoreError) -> Failure {
     switch error {
     case .corrupt: Failure(.dataError, error.description + ". Delete it with 'fr-profile keys delete KID' and bind again.")
@@ -305,12 +315,8 @@ extension StepAnswerer {
         try step.answer(index, binding: answer)
         BindingSetup.report(outcome, verbose: settings.verbose)
       }
-    } catch let error as KeyStoreError {
-      throw BindingExit.failure(error)
-    } catch let error as HardwareKeyError {
-      throw TPMExit.failure(error)
-    } catch let error as PAMError {
-      throw Failure(.libraryMissing, error.description + ".")
+    } catch {
+      throw BindingExit.failure(forAny: error)
     }
   }
 }

@@ -130,12 +130,8 @@ extension FRProfile {
         for outcome in outcomes { BindingSetup.report(outcome, verbose: settings.verbose) }
       } catch let error as JourneyError {
         throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
-      } catch let error as KeyStoreError {
-        throw BindingExit.failure(error)
-      } catch let error as HardwareKeyError {
-        throw TPMExit.failure(error)
-      } catch let error as PAMError {
-        throw Failure(.libraryMissing, error.description + ".")
+      } catch {
+        throw BindingExit.failure(forAny: error)
       }
       settings.printDiagnostics(diagnostics)
       try format.emit(.object(step.body))
