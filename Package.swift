@@ -72,7 +72,7 @@ let package = Package(
     .target(name: "JourneyHTTP", dependencies: ["CCurl"]),
     // libcurl, loaded with dlopen on first use rather than linked (Sources/CCurl/include/CCurl.h).
     // Building needs curl/curl.h (Debian libcurl4-openssl-dev); running journey needs libcurl.so.4.
-    .target(name: "CCurl"),
+    .target(name: "CCurl", dependencies: ["CLoader"]),
     // The device profile: collectors over a root-relative system source, identity, tamper score.
     .target(
       name: "Collectors",
@@ -85,7 +85,10 @@ let package = Package(
     // libudev (displays, cameras, bluetooth), loaded with dlopen on first use rather than linked
     // (Sources/CUdev/include/CUdev.h says why); only Collectors/System/Udev.swift imports it.
     // Building needs libudev.h (Debian libudev-dev); running needs libudev.so.1 (libudev1).
-    .target(name: "CUdev"),
+    .target(name: "CUdev", dependencies: ["CLoader"]),
+    // The dlopen/dlsym routine the four loaders (CUdev, CCurl, CPAM, CTSS2) share: one set of
+    // flags (RTLD_NOW | RTLD_LOCAL) and one wording of "cannot be loaded".
+    .target(name: "CLoader"),
     // AM's authenticate protocol for journey clients: steps, callbacks, the walk, server text
     // made printable. Only the JSON value: an embedder who needs the protocol pulls no
     // libudev or swift-crypto.
@@ -111,7 +114,7 @@ let package = Package(
     ),
     // libpam (user verification for BIOMETRIC_* keys); only DeviceBinding/PAM.swift imports it.
     // Loaded with dlopen on first use (Sources/CPAM/include/CPAM.h). Building needs libpam0g-dev.
-    .target(name: "CPAM"),
+    .target(name: "CPAM", dependencies: ["CLoader"]),
     .testTarget(
       name: "DeviceBindingTests",
       dependencies: [
@@ -125,7 +128,7 @@ let package = Package(
     .target(name: "TPMKeys", dependencies: ["CTSS2", .product(name: "Crypto", package: "swift-crypto")]),
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
     // Loaded with dlopen on first use (Sources/CTSS2/include/CTSS2.h). Building needs libtss2-dev.
-    .target(name: "CTSS2"),
+    .target(name: "CTSS2", dependencies: ["CLoader"]),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",

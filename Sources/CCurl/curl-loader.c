@@ -1,7 +1,7 @@
 // See include/CCurl.h. The shape of Sources/CUdev/udev-loader.c: one table behind pthread_once,
 // each pointer typed from curl/curl.h (__typeof__), so the compiler still checks every call.
 #include "CCurl.h"
-#include <dlfcn.h>
+#include "CLoader.h"
 #include <pthread.h>
 #include <stdio.h>
 
@@ -33,25 +33,15 @@ static int loaded;
 static char why[256] = "libcurl was not loaded";
 
 static void load(void) {
-  // RTLD_LOCAL: libcurl's symbols stay out of the global scope; only the table below reaches them.
-  void *library = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char *error = dlerror();
-    snprintf(why, sizeof why, "%s", error ? error : "dlopen(" SONAME ") failed");
-    return;
-  }
-  struct { const char *name; void **slot; } symbols[] = {
-#define ENTRY(name) {#name, (void **)&api.name},
+  static const char *const sonames[] = {SONAME};
+  void *library = frp_open_library(SONAME, why, sizeof why);
+  if (!library) return;
+  const struct frp_symbol symbols[] = {
+#define ENTRY(name) {0, #name, (void **)&api.name},
     FRP_CURL_FUNCTIONS(ENTRY)
 #undef ENTRY
   };
-  for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-    *symbols[i].slot = dlsym(library, symbols[i].name);
-    if (!*symbols[i].slot) {
-      snprintf(why, sizeof why, SONAME " has no %s", symbols[i].name);
-      return;  // the library stays loaded: unloading code that might run elsewhere gains nothing
-    }
-  }
+  if (!frp_resolve_symbols(&library, sonames, symbols, sizeof symbols / sizeof symbols[0], why, sizeof why, NULL)) return;
   // Once per process, before any handle (curl_global_init is not thread-safe; pthread_once is).
   CURLcode code = api.curl_global_init(CURL_GLOBAL_DEFAULT);
   if (code != CURLE_OK) {

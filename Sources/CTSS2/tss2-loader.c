@@ -2,7 +2,7 @@
 // each pointer typed from the tss2 headers (__typeof__), so the compiler still checks every call;
 // here four libraries, each opened by soname in dependency order.
 #include "CTSS2.h"
-#include <dlfcn.h>
+#include "CLoader.h"
 #include <pthread.h>
 #include <stdio.h>
 
@@ -52,32 +52,22 @@ static const char *failed;
 static char why[256] = "libtss2 was not loaded";
 
 static void load(void) {
+  // The TCTI modules libtss2-tctildr opens link libtss2-mu themselves, so they find its symbols
+  // although the libraries are opened RTLD_LOCAL.
   void *libraries[LIBRARIES];
   for (int i = 0; i < LIBRARIES; i++) {
-    // RTLD_LOCAL: tpm2-tss's symbols stay out of the global scope; only the table below reaches
-    // them (the TCTI modules libtss2-tctildr opens link libtss2-mu themselves).
-    libraries[i] = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+    libraries[i] = frp_open_library(sonames[i], why, sizeof why);
     if (!libraries[i]) {
-      const char *error = dlerror();
       failed = sonames[i];
-      snprintf(why, sizeof why, "%s", error ? error : "dlopen failed");
-      return;  // those already open stay loaded: unloading code that might run elsewhere gains nothing
+      return;
     }
   }
-  struct { int library; const char *name; void **slot; } symbols[] = {
+  const struct frp_symbol symbols[] = {
 #define ENTRY(library, name) {library, #name, (void **)&api.name},
     FRP_TSS2_FUNCTIONS(ENTRY)
 #undef ENTRY
   };
-  for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-    *symbols[i].slot = dlsym(libraries[symbols[i].library], symbols[i].name);
-    if (!*symbols[i].slot) {
-      failed = sonames[symbols[i].library];
-      snprintf(why, sizeof why, "%s has no %s", failed, symbols[i].name);
-      return;
-    }
-  }
-  loaded = 1;
+  loaded = frp_resolve_symbols(libraries, sonames, symbols, sizeof symbols / sizeof symbols[0], why, sizeof why, &failed);
 }
 
 int frp_tss2_load(const char **reason) {

@@ -1,7 +1,7 @@
 // See include/CUdev.h. dlopen rather than a DT_NEEDED entry: the dynamic loader maps and relocates
 // every needed library at each start, also where the command never uses it.
 #include "CUdev.h"
-#include <dlfcn.h>
+#include "CLoader.h"
 #include <pthread.h>
 #include <stdio.h>
 
@@ -31,41 +31,30 @@ static int loaded;
 static char why[256] = "libudev was not loaded";
 
 static void load(void) {
-  // RTLD_LOCAL: libudev's symbols stay out of the global scope; only the table below reaches them.
-  void *library = dlopen("libudev.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char *error = dlerror();
-    snprintf(why, sizeof why, "%s", error ? error : "dlopen(libudev.so.1) failed");
-    return;
-  }
-  struct { const char *name; void **slot; } symbols[] = {
-    {"udev_new", (void **)&api.udev_new},
-    {"udev_unref", (void **)&api.udev_unref},
-    {"udev_enumerate_new", (void **)&api.udev_enumerate_new},
-    {"udev_enumerate_unref", (void **)&api.udev_enumerate_unref},
-    {"udev_enumerate_add_match_subsystem", (void **)&api.udev_enumerate_add_match_subsystem},
-    {"udev_enumerate_scan_devices", (void **)&api.udev_enumerate_scan_devices},
-    {"udev_enumerate_get_list_entry", (void **)&api.udev_enumerate_get_list_entry},
-    {"udev_list_entry_get_next", (void **)&api.udev_list_entry_get_next},
-    {"udev_list_entry_get_name", (void **)&api.udev_list_entry_get_name},
-    {"udev_list_entry_get_value", (void **)&api.udev_list_entry_get_value},
-    {"udev_device_new_from_syspath", (void **)&api.udev_device_new_from_syspath},
-    {"udev_device_unref", (void **)&api.udev_device_unref},
-    {"udev_device_get_properties_list_entry", (void **)&api.udev_device_get_properties_list_entry},
-    {"udev_device_get_sysattr_value", (void **)&api.udev_device_get_sysattr_value},
-    {"udev_device_get_subsystem", (void **)&api.udev_device_get_subsystem},
-    {"udev_device_get_sysname", (void **)&api.udev_device_get_sysname},
-    {"udev_device_get_syspath", (void **)&api.udev_device_get_syspath},
-    {"udev_device_get_devtype", (void **)&api.udev_device_get_devtype},
+  static const char *const sonames[] = {"libudev.so.1"};
+  void *library = frp_open_library(sonames[0], why, sizeof why);
+  if (!library) return;
+  const struct frp_symbol symbols[] = {
+    {0, "udev_new", (void **)&api.udev_new},
+    {0, "udev_unref", (void **)&api.udev_unref},
+    {0, "udev_enumerate_new", (void **)&api.udev_enumerate_new},
+    {0, "udev_enumerate_unref", (void **)&api.udev_enumerate_unref},
+    {0, "udev_enumerate_add_match_subsystem", (void **)&api.udev_enumerate_add_match_subsystem},
+    {0, "udev_enumerate_scan_devices", (void **)&api.udev_enumerate_scan_devices},
+    {0, "udev_enumerate_get_list_entry", (void **)&api.udev_enumerate_get_list_entry},
+    {0, "udev_list_entry_get_next", (void **)&api.udev_list_entry_get_next},
+    {0, "udev_list_entry_get_name", (void **)&api.udev_list_entry_get_name},
+    {0, "udev_list_entry_get_value", (void **)&api.udev_list_entry_get_value},
+    {0, "udev_device_new_from_syspath", (void **)&api.udev_device_new_from_syspath},
+    {0, "udev_device_unref", (void **)&api.udev_device_unref},
+    {0, "udev_device_get_properties_list_entry", (void **)&api.udev_device_get_properties_list_entry},
+    {0, "udev_device_get_sysattr_value", (void **)&api.udev_device_get_sysattr_value},
+    {0, "udev_device_get_subsystem", (void **)&api.udev_device_get_subsystem},
+    {0, "udev_device_get_sysname", (void **)&api.udev_device_get_sysname},
+    {0, "udev_device_get_syspath", (void **)&api.udev_device_get_syspath},
+    {0, "udev_device_get_devtype", (void **)&api.udev_device_get_devtype},
   };
-  for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-    *symbols[i].slot = dlsym(library, symbols[i].name);
-    if (!*symbols[i].slot) {
-      snprintf(why, sizeof why, "libudev.so.1 has no %s", symbols[i].name);
-      return;  // the library stays loaded: unloading code that might run elsewhere gains nothing
-    }
-  }
-  loaded = 1;
+  loaded = frp_resolve_symbols(&library, sonames, symbols, sizeof symbols / sizeof symbols[0], why, sizeof why, NULL);
 }
 
 int frp_udev_load(const char **reason) {
