@@ -162,9 +162,11 @@ def main():
     args = parser.parse_args()
     extras = []
     for spec in args.extra:
-        name, _, path = spec.partition("=")
+        name, _, path = spec.rpartition("=")  # the last "=": a name may hold one (`--icf=all`)
         if not name or not path:
             parser.error(f"--extra {spec}: expected NAME=PATH")
+        if not os.access(path, os.X_OK):
+            parser.error(f"--extra {spec}: {path} is not an executable")
         if name in [other for other, _ in extras] or name in ("fr-profile collect", "fastfetch") or name.startswith(("C ", "Swift ")):
             parser.error(f"--extra {spec}: the name {name!r} is taken")
         extras.append((name, os.path.abspath(path)))
