@@ -15,7 +15,13 @@
  * with the dynamic standard library (`swift build`, the tests) libswiftCore.so keeps calling its own
  * hidden copy and this one goes unused. The standard library calls it with the Swift calling
  * convention (`@_silgen_name`), which `swiftcall` declares.
+ *
+ * Built with -DFR_PROFILE_NO_ARGV_OVERRIDE (`swift build ... -Xcc -DFR_PROFILE_NO_ARGV_OVERRIDE`), the
+ * file defines nothing and the runtime's ArgvGrabber is linked again: only to measure what this
+ * saves (README "Benchmark"); bench/release-golden.sh rejects such a binary.
  */
+
+#ifndef FR_PROFILE_NO_ARGV_OVERRIDE  /* -DFR_PROFILE_NO_ARGV_OVERRIDE: the runtime's own search, to measure it */
 
 static char **captured_argv;
 static int captured_argc;
@@ -34,3 +40,5 @@ __attribute__((swiftcall)) char **_swift_stdlib_getUnsafeArgvArgc(int *outArgLen
   *outArgLen = captured_argc;
   return captured_argv;
 }
+
+#endif
