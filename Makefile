@@ -46,6 +46,12 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 # Swift runtime linked in (--static-swift-stdlib). libudev, libcurl, libtss2 and libpam are loaded
 # with dlopen by the command that needs them (Sources/CUdev, CCurl, CTSS2, CPAM), so the .deb
 # Depends on libc6 alone and one .deb installs on Debian 12 and 13 (README "Install").
+# -no-pie: a position-independent binary makes the dynamic loader apply 57,462 relative
+# relocations (the Swift metadata's absolute pointers) at every start, 0.75 M instructions, more
+# than the whole collect; without PIE collect runs 0.62 M instead of 1.37 M instructions and
+# 32-37 % faster (bench/collect_bench.py --extra, two interleaved runs of 500 rounds; README
+# "Benchmark"). The price is no ASLR for the executable's own code and data (libraries, heap and
+# stack are still randomised); packaging/lintian/fr-profile says so to lintian.
 # No $ORIGIN rpath (no library ships beside the binary). --no-export-dynamic: nothing loads
 # symbols from the executable, and the Swift runtime's start-up dladdr() otherwise scans ~100k
 # exported symbols. The trait SymbolOrdering links it with lld and bench/collect-order.txt (from
@@ -56,7 +62,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 # `make check-deb`, so by `make test`, and by `make bench`) compares the output byte for byte.
 RELEASE_FLAGS := -c release --traits SymbolOrdering --scratch-path $(OUT) --static-swift-stdlib \
   --disable-local-rpath -Xswiftc -Xfrontend -Xswiftc -function-sections \
-  -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
+  -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xswiftc -Xclang-linker -Xswiftc -no-pie \
   -Xlinker -L$(CURDIR)/$(OUT)/stdcxx -Xlinker $(COMMIT_OBJECT) -Xlinker --no-export-dynamic --product fr-profile
 
 # The toolchain's swift-format with the repo's .swift-format; `swift format --in-place --recursive
@@ -181,6 +187,7 @@ deb: deps-deb release docs
 	  UNITDIR=/lib/systemd/system ZSHCOMPDIR=/usr/share/zsh/vendor-completions
 	rm $(OUT)/deb/root/usr/share/doc/fr-profile/README.md $(OUT)/deb/root/usr/share/doc/fr-profile/LICENSE
 	install -m 0644 packaging/debian/copyright $(OUT)/deb/root/usr/share/doc/fr-profile/copyright
+	install -D -m 0644 packaging/lintian/fr-profile $(OUT)/deb/root/usr/share/lintian/overrides/fr-profile
 	gzip -9n < packaging/debian/changelog > $(OUT)/deb/root/usr/share/doc/fr-profile/changelog.gz
 	chmod 0644 $(OUT)/deb/root/usr/share/doc/fr-profile/changelog.gz
 	printf 'Source: fr-profile\n\nPackage: fr-profile\nArchitecture: any\n' > $(OUT)/deb/debian/control

@@ -61,7 +61,7 @@ def build_start_yardsticks(out_dir):
     (what bench/floor.c pays before its first read) and an empty Swift program linked like the
     release fr-profile (the Makefile's RELEASE_FLAGS: dynamic glibc, the Swift runtime linked in
     with -static-stdlib, libgcc and libstdc++ linked in statically, the latter through a linker
-    script named libstdc++.so on the -L path, --no-export-dynamic, lld, PIE, Sources/CStartup;
+    script named libstdc++.so on the -L path, --no-export-dynamic, lld, no PIE, Sources/CStartup;
     libudev is loaded only when needed): what any Swift collect pays before its first read.
     Returns (c, swift); swift is None without a toolchain."""
     c_source = os.path.join(out_dir, "start.c")
@@ -90,7 +90,7 @@ def build_start_yardsticks(out_dir):
     swift_binary = os.path.join(out_dir, "start-swift")
     # TMPDIR: swiftc leaves a TemporaryDirectory.* behind per compile; keep it in our work directory.
     subprocess.run([swiftc, "-O", "-static-stdlib", "-o", swift_binary, swift_source, argv_object,
-                    "-Xclang-linker", "-static-libgcc", "-use-ld=lld",
+                    "-Xclang-linker", "-static-libgcc", "-Xclang-linker", "-no-pie", "-use-ld=lld",
                     "-L", stdcxx, "-Xlinker", "--no-export-dynamic"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, TMPDIR=out_dir))
     return c_binary, swift_binary
