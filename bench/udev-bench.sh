@@ -6,10 +6,8 @@
 # BINARY    fr-profile with the udev collectors (default .build-release/release/fr-profile, `make release`)
 # BASELINE  optional: the same build with the udev collectors left out of DeviceProfile.defaultCollectors,
 #           so the difference is the collectors' own work
-# UMOCKDEV_BINARY  the fr-profile of the umockdev round (default .build/release/fr-profile, built with
-#           `swift build -c release --product fr-profile` when missing): umockdev fakes devices through
-#           LD_PRELOAD, which a statically linked executable ignores, so that round needs a dynamic build
-#           (the release fr-profile is static; its libudev path is otherwise the same code)
+# UMOCKDEV_BINARY  the fr-profile of the umockdev round (default: BINARY; umockdev fakes devices
+#           through LD_PRELOAD, which reaches the dynamically linked release binary)
 #
 # Two rounds, each interleaved (every round runs each command once, in a shuffled order, spawned
 # without a shell and reaped with wait4; medians), because on a shared 2-core machine sequential
@@ -31,10 +29,7 @@ for tool in gcc pkg-config python3 umockdev-run; do
   command -v "$tool" >/dev/null || { echo "udev-bench: $tool is missing (apt-get install gcc pkg-config python3 umockdev)" >&2; exit 1; }
 done
 [ -x "$BIN" ] || { echo "udev-bench: $BIN is missing; run 'make release' first" >&2; exit 1; }
-UMOCKDEV_BIN=${UMOCKDEV_BINARY:-.build/release/fr-profile}
-if [ -z "${UMOCKDEV_BINARY:-}" ] && [ ! -x "$UMOCKDEV_BIN" ]; then
-  swift build -c release --product fr-profile >&2
-fi
+UMOCKDEV_BIN=${UMOCKDEV_BINARY:-$BIN}
 if ! readelf -lW "$UMOCKDEV_BIN" | grep -q INTERP; then
   echo "udev-bench: $UMOCKDEV_BIN is statically linked: umockdev's LD_PRELOAD cannot reach it; give a dynamic build" >&2
   exit 1
