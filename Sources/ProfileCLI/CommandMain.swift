@@ -49,6 +49,20 @@ package enum CommandMain {
       {
         usageError("unknown option '\(flag)'; did you mean '\(near)'?", name)
       }
+      // A mistyped command of a command group (`keys lst`): the same advice, one level down.
+      if candidate == nil, let first = arguments.first, arguments.count > 1, !arguments[1].hasPrefix("-"),
+        let group = Command.configuration.subcommands.first(where: { $0._commandName == first }),
+        case let names = group.configuration.subcommands.map({ $0._commandName }), !names.isEmpty,
+        !names.contains(arguments[1]), arguments[1] != "help"
+      {
+        var message = "unknown command '\(arguments[1])'"
+        if let near = nearest(arguments[1], in: names) {
+          message += "; did you mean '\(near)'?"
+        } else {
+          message += "; the commands are \(names.joined(separator: ", "))"
+        }
+        usageError(message, "\(name) \(first)")
+      }
       if let candidate {
         var message = "unknown command '\(candidate)'"
         if let near = nearest(candidate, in: subcommands) {

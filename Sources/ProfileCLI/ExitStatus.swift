@@ -61,11 +61,11 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
   /// The statuses of commands that may use the TPM.
   package static let tpm: [ExitStatus] = [.noTPM, .foreignTPMKey, .tpmLockout, .tpmFailure]
 
-  /// An EXIT CODES section for a command's help: one row per status, in the order given, with
+  /// An EXIT CODES section for a command's help: one row per status, in numeric order, with
   /// the command's own wording where `overrides` has one. Rows wrap at 72 columns.
   package static func helpSection(_ statuses: [ExitStatus], _ overrides: [ExitStatus: String] = [:]) -> String {
     var lines = ["EXIT CODES:"]
-    for status in statuses {
+    for status in Set(statuses).sorted(by: { $0.rawValue < $1.rawValue }) {
       guard let text = overrides[status] ?? status.meaning else {
         preconditionFailure("exit status \(status.rawValue) needs the command's own wording")
       }

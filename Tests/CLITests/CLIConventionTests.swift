@@ -39,6 +39,11 @@ import Testing
     try expectUsageError(["callback", "--latitude", "1"], help: "fr-profile callback", contains: "--latitude and --longitude")
   }
 
+  @Test func mistypedCommandOfACommandGroupGetsDidYouMean() throws {
+    try expectUsageError(["keys", "lst"], help: "fr-profile keys", contains: "unknown command 'lst'; did you mean 'list'?")
+    try expectUsageError(["keys", "zzz"], help: "fr-profile keys", contains: "the commands are list, delete, unlock")
+  }
+
   @Test("binding policies given as flags are checked before anything runs")
   func bindingPolicyFlagsAreValidated() throws {
     try expectUsageError(["callback", "--pin-policy", "MINLEN=x", "-"], help: "fr-profile callback", contains: "--pin-policy")
