@@ -203,7 +203,7 @@ public struct DeviceBinder: Sendable {
     let claims: [(String, JSON)] = [
       ("sub", .string(request.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
       ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
-      ("exp", .number(Double(seconds + request.timeout))), ("platform", "linux"),
+      ("exp", .number(Double(seconds + Self.jwsLifetime(request.timeout)))), ("platform", "linux"),
     ]
     let jws: String
     do {
@@ -287,7 +287,7 @@ public struct DeviceBinder: Sendable {
     var claims: [(String, JSON)] = [
       ("sub", .string(stored.record.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
       ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
-      ("exp", .number(Double(seconds + request.timeout))),
+      ("exp", .number(Double(seconds + Self.jwsLifetime(request.timeout)))),
     ]
     claims += customClaims
     do {
@@ -411,6 +411,14 @@ public struct DeviceBinder: Sendable {
   static func promptText(_ title: String, _ description: String) -> String {
     [title, description].filter { !$0.isEmpty }.joined(separator: " — ")
   }
+
+  /// The longest a JWS stays valid, in seconds: its `exp` is the callback's timeout after
+  /// `iat`, but never more than this. The JWS is posted as soon as it is made, so a server that
+  /// asks for a timeout of years (999999999) gets an hour, not a token it could replay for decades.
+  public static let maximumJWSLifetime = 3600
+
+  /// The `exp` offset for a callback `timeout`: the timeout, capped at `maximumJWSLifetime`.
+  static func jwsLifetime(_ timeout: Int) -> Int { min(max(timeout, 0), maximumJWSLifetime) }
 
   /// Seconds on CLOCK_MONOTONIC (deadlines do not move with the wall clock).
   public static func monotonicNow() -> Double {

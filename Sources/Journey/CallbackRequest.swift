@@ -33,65 +33,26 @@ public enum CallbackRequest: Sendable, Equatable {
   /// naming the type; a supported type with missing or mistyped outputs is
   /// `JourneyError.malformedCallback` naming the output.
   public init(_ callback: Callback) throws(JourneyError) {
-    let index = callback.index
-    let type = callback.type ?? ""
-    func text(_ name: String, default fallback: String? = nil) throws(JourneyError) -> String {
-      switch callback.output(name) {
-      case .string(let value)?: return value
-      case nil:
-        if let fallback { return fallback }
-        throw .malformedCallback(index: index, reason: "\(type) has no output \"\(name)\"")
-      default: throw .malformedCallback(index: index, reason: "\(type) output \"\(name)\" is not a string")
-      }
-    }
-    func integer(_ name: String, default fallback: Int) throws(JourneyError) -> Int {
-      switch callback.output(name) {
-      case nil: return fallback
-      case .number(let value)? where value == value.rounded() && abs(value) < 1e9: return Int(value)
-      // AM sends TextOutputCallback's messageType as a string ("0").
-      case .string(let value)? where Int(value) != nil: return Int(value)!
-      default: throw .malformedCallback(index: index, reason: "\(type) output \"\(name)\" is not an integer")
-      }
-    }
-    func texts(_ name: String) throws(JourneyError) -> [String] {
-      guard case .array(let items)? = callback.output(name) else {
-        throw .malformedCallback(index: index, reason: "\(type) output \"\(name)\" is not an array")
-      }
-      var strings: [String] = []
-      for item in items {
-        guard case .string(let value) = item else {
-          throw .malformedCallback(index: index, reason: "\(type) output \"\(name)\" holds a non-string")
-        }
-        strings.append(value)
-      }
-      guard !strings.isEmpty else { throw .malformedCallback(index: index, reason: "\(type) output \"\(name)\" is empty") }
-      return strings
-    }
-    func needsInput() throws(JourneyError) {
-      guard case .array(let inputs)? = callback.json["input"], case .object? = inputs.first else {
-        throw .malformedCallback(index: index, reason: "\(type) has no input[0] to answer in")
-      }
-    }
-
-    switch type {
+    let reader = CallbackOutputs(callback: callback)
+    switch callback.type ?? "" {
     case "NameCallback":
-      self = .name(prompt: try text("prompt", default: "User Name"))
-      try needsInput()
+      self = .name(prompt: try reader.text("prompt", default: "User Name"))
+      try reader.needsInput()
     case "PasswordCallback":
-      self = .password(prompt: try text("prompt", default: "Password"))
-      try needsInput()
+      self = .password(prompt: try reader.text("prompt", default: "Password"))
+      try reader.needsInput()
     case "TextOutputCallback":
-      self = .textOutput(message: try text("message"), messageType: try integer("messageType", default: 0))
+      self = .textOutput(message: try reader.text("message"), messageType: try reader.integer("messageType", default: 0))
     case "ChoiceCallback":
       self = .choice(
-        prompt: try text("prompt", default: ""), choices: try texts("choices"),
-        defaultChoice: try integer("defaultChoice", default: 0))
-      try needsInput()
+        prompt: try reader.text("prompt", default: ""), choices: try reader.texts("choices"),
+        defaultChoice: try reader.integer("defaultChoice", default: 0))
+      try reader.needsInput()
     case "ConfirmationCallback":
       self = .confirmation(
-        prompt: try text("prompt", default: ""), options: try texts("options"),
-        defaultOption: try integer("defaultOption", default: 0))
-      try needsInput()
+        prompt: try reader.text("prompt", default: ""), options: try reader.texts("options"),
+        defaultOption: try reader.integer("defaultOption", default: 0))
+      try reader.needsInput()
     case DeviceProfileRequest.callbackType:
       self = .deviceProfile(try DeviceProfileRequest(callback)!)
     case DeviceBindingRequest.callbackType:
@@ -99,7 +60,7 @@ public enum CallbackRequest: Sendable, Equatable {
     case DeviceSigningRequest.callbackType:
       self = .deviceSigning(try DeviceSigningRequest(callback)!)
     default:
-      throw .unsupportedCallback(index: index, type: callback.type)
+      throw .unsupportedCallback(index: callback.index, type: callback.type)
     }
   }
 

@@ -38,7 +38,7 @@ public struct DeviceBindingRequest: Sendable, Equatable {
   /// `jws`/`deviceName`/`deviceId`/`clientError` inputs, is an error naming it.
   public init?(_ callback: Callback) throws(JourneyError) {
     guard callback.type == Self.callbackType else { return nil }
-    let reader = BindingOutputs(callback: callback)
+    let reader = CallbackOutputs(callback: callback)
     userId = try reader.text("userId")
     username = try reader.text("username", default: "")
     authenticationType = try reader.text("authenticationType")
@@ -78,7 +78,7 @@ public struct DeviceSigningRequest: Sendable, Equatable {
 
   public init?(_ callback: Callback) throws(JourneyError) {
     guard callback.type == Self.callbackType else { return nil }
-    let reader = BindingOutputs(callback: callback)
+    let reader = CallbackOutputs(callback: callback)
     userId = try reader.text("userId", default: "")
     challenge = try reader.text("challenge")
     title = try reader.text("title", default: "")
@@ -136,45 +136,4 @@ extension AuthenticateStep {
 
 extension Array {
   fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
-}
-
-/// Typed reads of a binding callback's outputs, with errors that name the output.
-private struct BindingOutputs {
-  var callback: Callback
-  var type: String { callback.type ?? "" }
-
-  func text(_ name: String, default fallback: String? = nil) throws(JourneyError) -> String {
-    switch callback.output(name) {
-    case .string(let value)?: return value
-    case nil, .null?:
-      if let fallback { return fallback }
-      throw .malformedCallback(index: callback.index, reason: "\(type) has no output \"\(name)\"")
-    default: throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" is not a string")
-    }
-  }
-
-  func integer(_ name: String, default fallback: Int) throws(JourneyError) -> Int {
-    switch callback.output(name) {
-    case nil, .null?: return fallback
-    case .number(let value)? where value == value.rounded() && value >= 0 && value < 1e9: return Int(value)
-    case .string(let value)? where Int(value).map({ $0 >= 0 }) == true: return Int(value)!
-    default:
-      throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" is not a whole number of seconds")
-    }
-  }
-
-  func flag(_ name: String, default fallback: Bool) throws(JourneyError) -> Bool {
-    switch callback.output(name) {
-    case nil, .null?: return fallback
-    case .bool(let value)?: return value
-    default: throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" is not a boolean")
-    }
-  }
-
-  func requireInputs(_ suffixes: [String]) throws(JourneyError) {
-    let names = callback.inputNames
-    for suffix in suffixes where !names.contains(where: { $0.hasSuffix(suffix) }) {
-      throw .malformedCallback(index: callback.index, reason: "\(type) has no input named …\(suffix)")
-    }
-  }
 }

@@ -34,6 +34,17 @@ import Testing
     #expect(result.kid.count == 36 && Array(result.kid)[14] == "4")
   }
 
+  @Test("a JWS lives the callback's timeout, but never more than an hour")
+  func jwsLifetimeIsCapped() async throws {
+    let store = InMemoryUserKeyStore()
+    let binder = makeBinder(store: store)
+    let result = try await binder.bind(bindingRequest(timeout: 999_999_999))
+    let claims = try DecodedJWS(result.jws).claims
+    let iat = try #require(claims["iat"]?.numberValue)
+    #expect(claims["exp"]?.numberValue == iat + Double(DeviceBinder.maximumJWSLifetime))
+    #expect(DeviceBinder.maximumJWSLifetime == 3600)
+  }
+
   @Test func signingJWSUsesTheBoundKeyWithoutJWKAndAddsCustomClaims() async throws {
     let store = InMemoryUserKeyStore()
     var binder = makeBinder(store: store)

@@ -77,4 +77,42 @@ import Testing
     #expect(!text.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) })
     #expect(try JSONParser.parse(Array(text.utf8)) == ["k\u{9B}": .string("v\u{9B}\u{7F} [hidden]"), "n": 1])
   }
+
+  /// A binding step whose `timeout` output is `value` (JSON text).
+  static func bindingStep(timeout value: String) throws -> AuthenticateStep {
+    try AuthenticateStep(
+      parsing: Array(
+        """
+        {"callbacks":[{"type":"DeviceBindingCallback","output":[{"name":"userId","value":"u"},\
+        {"name":"authenticationType","value":"NONE"},{"name":"challenge","value":"c"},{"name":"timeout","value":\(value)}],\
+        "input":[{"name":"IDToken1jws","value":""},{"name":"IDToken1deviceName","value":""},\
+        {"name":"IDToken1deviceId","value":""},{"name":"IDToken1clientError","value":""}]}]}
+        """.utf8))
+  }
+
+  @Test("a server's integers are read with one rule: whole, 0 to 999999999, digits or a number; null is absent")
+  func callbackIntegersHaveOneBoundedRule() throws {
+    let reason = "DeviceBindingCallback output \"timeout\" is not a whole number from 0 to 999999999"
+    // Int.max as a string overflowed the JWS's exp (a crash, SIGILL) before it was bounded.
+    for hostile in [#""9223372036854775807""#, "-5", #""-5""#, "1e12", "1.5", #""+7""#, #"" 7""#, #""""#] {
+      #expect(throws: JourneyError.malformedCallback(index: 0, reason: reason), "\(hostile)") {
+        try Self.bindingStep(timeout: hostile).requests()
+      }
+    }
+    for (text, seconds) in [("999999999", 999_999_999), (#""30""#, 30), ("null", 60)] {
+      guard case .deviceBinding(let request)? = try Self.bindingStep(timeout: text).requests().first?.request else {
+        Issue.record("\(text): not read as a binding request")
+        continue
+      }
+      #expect(request.timeout == seconds, "\(text)")
+    }
+    // The same rule for the common callbacks: a negative messageType is malformed, null is the default.
+    let text = #"{"callbacks":[{"type":"TextOutputCallback","output":[{"name":"message","value":"m"},{"name":"messageType","value":X}]}]}"#
+    let negative = "TextOutputCallback output \"messageType\" is not a whole number from 0 to 999999999"
+    #expect(throws: JourneyError.malformedCallback(index: 0, reason: negative)) {
+      try AuthenticateStep(parsing: Array(text.replacingOccurrences(of: "X", with: #""-1""#).utf8)).requests()
+    }
+    let null = try AuthenticateStep(parsing: Array(text.replacingOccurrences(of: "X", with: "null").utf8)).requests()
+    #expect(null.first?.request == .textOutput(message: "m", messageType: 0))
+  }
 }
