@@ -421,11 +421,7 @@ public struct DeviceBinder: Sendable {
   static func jwsLifetime(_ timeout: Int) -> Int { min(max(timeout, 0), maximumJWSLifetime) }
 
   /// Seconds on CLOCK_MONOTONIC (deadlines do not move with the wall clock).
-  public static func monotonicNow() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-  }
+  public static func monotonicNow() -> Double { JourneyWalker.monotonicSeconds() }
 
   public static func wallClock() -> Double {
     var time = timespec()

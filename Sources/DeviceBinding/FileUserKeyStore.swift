@@ -145,8 +145,7 @@ public final class FileUserKeyStore: UserKeyStore {
   }
 
   static func mapped(_ error: StateDirectoryError) -> KeyStoreError {
-    func text(_ code: Int32) -> String { String(cString: strerror(code)) }
-    func octal(_ mode: UInt32) -> String { "0" + String(mode, radix: 8) }
+    let text = errorText
     switch error {
     case .missing(let path): return .io(detail: "the bound-key directory \(path) does not exist")
     case .notSecure(let path, let reason):

@@ -37,20 +37,20 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     return base + path + "/authenticate?authIndexType=service&authIndexValue=" + Self.percentEncoded(tree)
   }
 
-  /// RFC 3986 unreserved characters kept, every other byte percent-encoded.
-  static func percentEncoded(_ text: String) -> String {
-    var out = ""
+  /// RFC 3986 unreserved characters kept, every other byte percent-encoded: the one encoder of
+  /// the path segments and query values sent to AM.
+  package static func percentEncoded(_ text: String) -> String {
+    let hex = Array("0123456789ABCDEF".utf8)
+    var out: [UInt8] = []
     for byte in text.utf8 {
       switch byte {
       case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
         UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-        out.unicodeScalars.append(Unicode.Scalar(byte))
-      default:
-        let hex = Array("0123456789ABCDEF".utf8)
-        out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
+        out.append(byte)
+      default: out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
       }
     }
-    return out
+    return String(decoding: out, as: UTF8.self)
   }
 }
 

@@ -176,7 +176,7 @@ package struct ProfileSettings: Equatable {
     }
     defer { close(fd) }
     guard let bytes = readAll(fd, limit: 65536) else {
-      throw Failure(.noInput, "cannot read the location file \(file): \(String(cString: strerror(errno))).")
+      throw Failure(.noInput, "cannot read the location file \(file): \(errorText(errno)).")
     }
     return (try Location.parseFile(String(decoding: bytes, as: UTF8.self), source: file), file)
   }

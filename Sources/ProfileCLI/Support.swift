@@ -56,7 +56,7 @@ extension IdentityError {
       return
         "the state directory \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as its owner or pass your own --state-dir."
     case .stateDirectoryInsecure(let path, let mode):
-      return "the state directory \(path) has mode \(octalText(mode)); others could replace the device key. Run 'chmod 700 \(path)'."
+      return "the state directory \(path) has mode \(octal(mode)); others could replace the device key. Run 'chmod 700 \(path)'."
     case .stateDirectoryUnsafe(let path, let ancestor, let reason):
       switch reason {
       case .ancestorOwner(let uid):
@@ -64,17 +64,17 @@ extension IdentityError {
           "the state directory \(path) is unsafe: \(ancestor) belongs to uid \(uid), who could swap it. Use a --state-dir whose parents belong to root or to you."
       case .ancestorWritable(let mode):
         return
-          "the state directory \(path) is unsafe: \(ancestor) (mode \(octalText(mode))) is writable by others, who could swap it. Run 'chmod go-w \(ancestor)' or use another --state-dir."
+          "the state directory \(path) is unsafe: \(ancestor) (mode \(octal(mode))) is writable by others, who could swap it. Run 'chmod go-w \(ancestor)' or use another --state-dir."
       case .rootDirectory:
         return "the state directory cannot be /. Pass a directory of its own with --state-dir."
       }
     case .cannotCreateStateDirectory(let path, let errno):
-      return "cannot create the state directory \(path): \(errnoText(errno)). Pass a writable --state-dir or set FR_PROFILE_HOME."
+      return "cannot create the state directory \(path): \(errorText(errno)). Pass a writable --state-dir or set FR_PROFILE_HOME."
     case .stateDirectoryUnreadable(let path, let errno):
       return
-        "cannot open \(path) on the way to the state directory: \(errnoText(errno)). Check its owner and mode, or pass another --state-dir."
+        "cannot open \(path) on the way to the state directory: \(errorText(errno)). Check its owner and mode, or pass another --state-dir."
     case .cannotWriteKey(let path, let errno):
-      return "cannot create the device key in \(path): \(errnoText(errno)). Make the directory writable by you or pass another --state-dir."
+      return "cannot create the device key in \(path): \(errorText(errno)). Make the directory writable by you or pass another --state-dir."
     case .keyNotARegularFile(let path):
       return
         "the device key file \(path) is not a regular file (a link, FIFO or directory). Move it away; restore the key from a backup if it is the private key."
@@ -84,13 +84,13 @@ extension IdentityError {
     case .keyInsecureMode(let path, let mode):
       // The private key and the TPM blob must be 0600; the public-key cache only must not be writable by others.
       return path.hasSuffix(".pem") || path.hasSuffix(".tpm")
-        ? "the device key \(path) has mode \(octalText(mode)): others may have read it. Run 'chmod 600 \(path)', or 'fr-profile identifier --reset' if it may have leaked."
-        : "the device key file \(path) has mode \(octalText(mode)): others could change it. Run 'chmod go-w \(path)'."
+        ? "the device key \(path) has mode \(octal(mode)): others may have read it. Run 'chmod 600 \(path)', or 'fr-profile identifier --reset' if it may have leaked."
+        : "the device key file \(path) has mode \(octal(mode)): others could change it. Run 'chmod go-w \(path)'."
     case .keyUnreadable(let path, let errno):
       // No "--reset" for a permission problem: a reset needs the same access, so that advice loops.
       return errno == EACCES || errno == EPERM
-        ? "cannot read the device key at \(path): \(errnoText(errno)). It belongs to another user or has the wrong mode: run fr-profile as the key's owner (root for /var/lib/fr-profile), or pass your own --state-dir."
-        : "cannot read the device key at \(path): \(errnoText(errno)). Check the disk, restore the key from a backup, or run 'fr-profile identifier --reset' to make a new identity."
+        ? "cannot read the device key at \(path): \(errorText(errno)). It belongs to another user or has the wrong mode: run fr-profile as the key's owner (root for /var/lib/fr-profile), or pass your own --state-dir."
+        : "cannot read the device key at \(path): \(errorText(errno)). Check the disk, restore the key from a backup, or run 'fr-profile identifier --reset' to make a new identity."
     case .keyCorrupt(let path, let reason):
       return
         "the device key \(path) is corrupt (\(reason)). Restore it from a backup, or run 'fr-profile identifier --reset' to make a new identity."
@@ -105,10 +105,6 @@ extension IdentityError {
     }
   }
 }
-
-func octalText(_ mode: UInt32) -> String { "0" + String(mode, radix: 8) }
-
-func errnoText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
 /// Runs `body`; a `Failure` becomes "fr-profile: error: …" on stderr and its exit code.
 package func reportingFailures(_ body: () throws -> Void) throws {
@@ -140,7 +136,7 @@ package func detail(_ text: String) { writeStandardError("fr-profile: detail: \(
 /// Prints `text` to stdout; a closed or failing stdout is an I/O error (74).
 package func printOutput(_ text: String) throws {
   guard writeAll(1, Array(text.utf8)) else {
-    throw Failure(.ioError, "cannot write to standard output: \(String(cString: strerror(errno))).")
+    throw Failure(.ioError, "cannot write to standard output: \(errorText(errno)).")
   }
 }
 
@@ -166,12 +162,12 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
     )
   }
   func failure(_ status: ExitStatus, _ what: String, _ error: Int32) -> Failure {
-    Failure(status, "\(what) \(path): \(String(cString: strerror(error))).")
+    Failure(status, "\(what) \(path): \(errorText(error)).")
   }
   let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
   guard dir >= 0 else {
     throw Failure(
-      .cannotCreate, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory exists and is writable.")
+      .cannotCreate, "cannot write \(path): \(errorText(errno)). Check that its directory exists and is writable.")
   }
   defer { close(dir) }
   var existing = stat()
@@ -186,7 +182,7 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
     replacing = true
   }
   removeStaleOutputTemporaries(dir)
-  var fd = access("/proc/self/fd", X_OK) == 0 ? openat(dir, ".", outputTmpfileFlag | O_WRONLY | O_CLOEXEC, mode ?? 0o644) : -1
+  var fd = access("/proc/self/fd", X_OK) == 0 ? openat(dir, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode ?? 0o644) : -1
   var temporary: String?
   if fd < 0 {
     for _ in 0..<16 {
@@ -199,7 +195,7 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
       guard errno == EEXIST else { break }
     }
     guard fd >= 0 else {
-      throw Failure(.cannotCreate, "cannot write \(path): \(String(cString: strerror(errno))). Check that its directory is writable.")
+      throw Failure(.cannotCreate, "cannot write \(path): \(errorText(errno)). Check that its directory is writable.")
     }
   }
   defer {
@@ -233,7 +229,6 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
 }
 
 let outputTemporaryPrefix = ".fr-profile.tmp-"
-let outputTmpfileFlag: Int32 = 0o20000000 | O_DIRECTORY  // O_TMPFILE, which Glibc's module does not import
 
 /// Removes `.fr-profile.tmp-*` files a killed run left in `dir`: regular, ours, older than a
 /// minute (a younger one may be a concurrent run's).
@@ -260,12 +255,12 @@ package var standardOutputIsTerminal: Bool { isatty(1) != 0 }
 package func readInput(_ path: String, limit: Int = 64 << 20) throws -> [UInt8] {
   let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
   guard fd >= 0 else {
-    throw Failure(.noInput, "cannot read \(path): \(String(cString: strerror(errno))).")
+    throw Failure(.noInput, "cannot read \(path): \(errorText(errno)).")
   }
   defer { if fd != 0 { close(fd) } }
   let name = path == "-" ? "standard input" : path
   guard let bytes = readAll(fd, limit: limit + 1) else {
-    throw Failure(.noInput, "cannot read \(name): \(String(cString: strerror(errno))).")
+    throw Failure(.noInput, "cannot read \(name): \(errorText(errno)).")
   }
   guard bytes.count <= limit else {
     throw Failure(.dataError, "\(name) is larger than \(limit >> 20) MiB: not an authenticate response.")

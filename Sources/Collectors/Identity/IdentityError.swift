@@ -62,6 +62,7 @@ public enum IdentityError: Error, CustomStringConvertible, Equatable, Sendable {
   }
 }
 
-func errorText(_ code: Int32) -> String {
+/// strerror's text for an errno value: the one spelling of a system error in every message.
+package func errorText(_ code: Int32) -> String {
   String(cString: strerror(code))
 }

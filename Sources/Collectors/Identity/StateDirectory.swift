@@ -576,7 +576,7 @@ public enum StateDirectoryError: Error, Sendable, Equatable {
 // swift-format-ignore: AlwaysUseLowerCamelCase
 let O_PATH_: Int32 = 0o10000000
 // swift-format-ignore: AlwaysUseLowerCamelCase
-let O_TMPFILE_: Int32 = 0o20000000 | O_DIRECTORY
+package let O_TMPFILE_: Int32 = 0o20000000 | O_DIRECTORY
 
 /// An open ancestor of a state directory being walked: its descriptor and its path.
 private struct OpenAncestor {

@@ -34,7 +34,8 @@ package func writableByOthers(_ info: SystemSource.FileStatus, systemOwner: UInt
   return nil
 }
 
-func octal(_ mode: UInt32) -> String {
+/// A file mode as four octal digits ("0644", "4755"): the one spelling of a mode in every message.
+package func octal(_ mode: UInt32) -> String {
   let digits = String(mode, radix: 8)
   return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }

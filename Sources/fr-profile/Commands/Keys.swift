@@ -176,21 +176,8 @@ struct KeysCommand: ParsableCommand {
     static func bindingURL(server: String, realm: String, userId: String, kid: String) -> String {
       let authenticate = AuthenticateEndpoint(server: server, realm: realm, tree: "-").url
       let base = authenticate.components(separatedBy: "/authenticate?").first ?? authenticate
-      return base + "/users/" + percentEncoded(userId) + "/devices/2fa/binding/" + percentEncoded(kid)
-    }
-
-    static func percentEncoded(_ text: String) -> String {
-      let hex = Array("0123456789ABCDEF".utf8)
-      var out: [UInt8] = []
-      for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-          UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-          out.append(byte)
-        default: out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
-        }
-      }
-      return String(decoding: out, as: UTF8.self)
+      let encoded = (AuthenticateEndpoint.percentEncoded(userId), AuthenticateEndpoint.percentEncoded(kid))
+      return base + "/users/" + encoded.0 + "/devices/2fa/binding/" + encoded.1
     }
 
     /// The SSO token: the first line of stdin, printable ASCII only (it becomes a header).
