@@ -28,14 +28,22 @@ else
 fi
 # No test seam in the shipped binary (issue 19): the PAM configuration directory is the
 # system's. The debug build reads FR_PROFILE_TEST_PAM_CONFDIR (Sources/fr-profile/Commands/
-# BindingSetup.swift, under #if DEBUG); the release build must contain neither that name nor the
-# old --pam-confdir option. Not `grep -q`, for the reason above.
-seams=$(strings -a "$BIN" | grep -E 'FR_PROFILE_TEST_|pam-confdir' | sort -u | tr '\n' ' ' || true)
+# BindingSetup.swift, under #if DEBUG); the release build must not contain that name (a literal
+# that long is a C string in .rodata, which `strings` finds). Option names of 15 bytes or less are
+# Swift small strings, folded into instructions, which `strings` cannot see: so --pam-confdir is
+# checked by asking the binary, which must refuse it as a usage error (64). Not `grep -q`, for
+# the reason above.
+seams=$(strings -a "$BIN" | grep -E 'FR_PROFILE_TEST_' | sort -u | tr '\n' ' ' || true)
+pam_status=0
+"$BIN" policy --state-dir "$state/s" --pam-confdir "$state" >/dev/null 2>&1 || pam_status=$?
 if [[ -n $seams ]]; then
   echo "release-golden: $BIN contains a test seam: $seams" >&2
   status=1
+elif [[ $pam_status != 64 ]]; then
+  echo "release-golden: $BIN accepts --pam-confdir (exit $pam_status, not 64)" >&2
+  status=1
 else
-  echo "release-golden: no test seam (FR_PROFILE_TEST_*, pam-confdir) in the binary"
+  echo "release-golden: no test seam (no FR_PROFILE_TEST_* in the binary, --pam-confdir is a usage error)"
 fi
 allowed_needed=" libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1 "
 interpreter=$(readelf -lW "$BIN" | sed -n 's/.*\[Requesting program interpreter: \(.*\)\]/\1/p')
