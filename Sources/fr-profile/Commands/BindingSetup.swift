@@ -135,7 +135,8 @@ struct BindingSetup {
   /// only in the debug configuration, which `swift build` and `swift test` share; the shipped
   /// binary is built with `-c release` (`make release`, the .deb), where this branch and the
   /// variable's name are not compiled at all — bench/release-golden.sh checks with `strings`
-  /// that the name is absent. An environment variable rather than a flag, because the tests
+  /// that the name is absent, and that the release binary refuses --pam-confdir (exit 64).
+  /// A debug binary is a developer's, never installed. An environment variable rather than a flag, because the tests
   /// run the binary `swift build` made and SwiftPM cannot define a condition for tests only.
   /// The libraries' own tests pass a directory to `PAMUserVerifier` directly.
   static var pamConfigurationDirectory: String? {
