@@ -6,8 +6,9 @@
 # /proc/self/maps search. It also checks the link: a dynamically linked executable (a program
 # interpreter) whose NEEDED libraries are only glibc's (libc.so.6, libm.so.6, the interpreter
 # itself) and possibly libstdc++.so.6 / libgcc_s.so.1; everything optional (libudev, libcurl,
-# libtss2, libpam) is loaded with dlopen. Needs binutils (nm, readelf), sed and cmp; works on
-# an installed binary too (packaging/check-distros.sh runs it inside Debian roots).
+# libtss2, libpam) is loaded with dlopen; and that no test seam was compiled in. Needs binutils
+# (nm, readelf, strings), sed and cmp; works on an installed binary too
+# (packaging/check-distros.sh runs it inside Debian roots).
 # `make check-deb` (in `make test`), `make bench` and `make check-distros` run it.
 #
 #   bench/release-golden.sh [BINARY]      (default .build-release/release/fr-profile)
@@ -24,6 +25,25 @@ if nm "$BIN" 2>/dev/null | grep argvGrabber >/dev/null; then
   status=1
 else
   echo "release-golden: argv from Sources/CStartup, not the runtime's /proc/self/maps search"
+fi
+# No test seam in the shipped binary (issue 19): the PAM configuration directory is the
+# system's. The debug build reads FR_PROFILE_TEST_PAM_CONFDIR (Sources/fr-profile/Commands/
+# BindingSetup.swift, under #if DEBUG); the release build must not contain that name (a literal
+# that long is a C string in .rodata, which `strings` finds). Option names of 15 bytes or less are
+# Swift small strings, folded into instructions, which `strings` cannot see: so --pam-confdir is
+# checked by asking the binary, which must refuse it as a usage error (64). Not `grep -q`, for
+# the reason above.
+seams=$(strings -a "$BIN" | grep -E 'FR_PROFILE_TEST_' | sort -u | tr '\n' ' ' || true)
+pam_status=0
+"$BIN" policy --state-dir "$state/s" --pam-confdir "$state" >/dev/null 2>&1 || pam_status=$?
+if [[ -n $seams ]]; then
+  echo "release-golden: $BIN contains a test seam: $seams" >&2
+  status=1
+elif [[ $pam_status != 64 ]]; then
+  echo "release-golden: $BIN accepts --pam-confdir (exit $pam_status, not 64)" >&2
+  status=1
+else
+  echo "release-golden: no test seam (no FR_PROFILE_TEST_* in the binary, --pam-confdir is a usage error)"
 fi
 allowed_needed=" libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1 "
 interpreter=$(readelf -lW "$BIN" | sed -n 's/.*\[Requesting program interpreter: \(.*\)\]/\1/p')

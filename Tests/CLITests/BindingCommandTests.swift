@@ -14,7 +14,9 @@ import Testing
     var state: String { directory + "/state" }
     var root: String { directory + "/machine" }
     var pamDirectory: String { directory + "/pam.d" }
-    var arguments: [String] { ["--state-dir", state, "--root", root, "--pam-confdir", pamDirectory] }
+    var arguments: [String] { ["--state-dir", state, "--root", root] }
+    /// The debug binary's PAM seam pointed at `pamDirectory`.
+    var environment: [String: String] { [pamConfigurationVariable: pamDirectory] }
 
     /// A 0600 file holding `pin` (named by a hash, so no output can show the PIN by its path).
     func pinFile(_ pin: String) throws -> String {
@@ -75,7 +77,8 @@ import Testing
     var arguments = ["journey", "--server", server.url, "--realm", "alpha", "--tree", tree]
     if tree != "SignUsernameless" { arguments += ["--user", user, "--password-stdin"] }
     let result = try run(
-      arguments + device.arguments + extra, stdin: tree == "SignUsernameless" ? "" : (password ?? self.password) + "\n",
+      arguments + device.arguments + extra, environment: device.environment,
+      stdin: tree == "SignUsernameless" ? "" : (password ?? self.password) + "\n",
       prefix: ["/usr/bin/setsid", "-w"])
     expectNoSecrets(result, device)
     return result
@@ -348,10 +351,10 @@ import Testing
         let record = try #require(try keyList(device).first)
         #expect(record["locked"] == true && record["lockingPolicy"] == "deviceTampering")
         let kid = try #require(record["kid"]?.stringValue)
-        let refused = try run(["keys", "unlock", kid] + device.arguments)
+        let refused = try run(["keys", "unlock", kid] + device.arguments, environment: device.environment)
         #expect(refused.status == 1 && refused.stderr.contains("still breached"))
         try device.become("laptop")
-        #expect(try run(["keys", "unlock", kid] + device.arguments).status == 0)
+        #expect(try run(["keys", "unlock", kid] + device.arguments, environment: device.environment).status == 0)
         #expect(try journey(server, device, tree: "Sign").status == 0)
       }
     }
@@ -359,17 +362,20 @@ import Testing
 
   @Test func policyCommandReportsTheFirstBreach() throws {
     try withDevice(machine: "cloud-vm") { device in
-      let holds = try run(["policy", "--policies", #"{"deviceTampering":{"score":0.8}}"#] + device.arguments)
+      let holds = try run(
+        ["policy", "--policies", #"{"deviceTampering":{"score":0.8}}"#] + device.arguments, environment: device.environment)
       #expect(holds.status == 0 && holds.stdout.hasPrefix("deviceTampering\tholds"))
-      let breached = try run(["policy", "--json", "--policies", #"{"deviceTampering":{"score":0.3}}"#] + device.arguments)
+      let breached = try run(
+        ["policy", "--json", "--policies", #"{"deviceTampering":{"score":0.3}}"#] + device.arguments, environment: device.environment)
       #expect(breached.status == 1 && breached.stderr.contains("deviceTampering is breached"))
       #expect(try JSONParser.parse(Array(breached.stdout.utf8))[0]?["holds"] == false)
-      let bad = try run(["policy", "--policies", #"{"rooted":{}}"#] + device.arguments)
+      let bad = try run(["policy", "--policies", #"{"rooted":{}}"#] + device.arguments, environment: device.environment)
       #expect(bad.status == 65 && bad.stderr.contains("unknown policy"))
-      let biometric = try run(["policy", "--policies", #"{"biometricAvailable":{}}"#] + device.arguments)
+      let biometric = try run(["policy", "--policies", #"{"biometricAvailable":{}}"#] + device.arguments, environment: device.environment)
       #expect(biometric.status == 1)
       try device.configurePAM()
-      #expect(try run(["policy", "--policies", #"{"biometricAvailable":{}}"#] + device.arguments).status == 0)
+      #expect(
+        try run(["policy", "--policies", #"{"biometricAvailable":{}}"#] + device.arguments, environment: device.environment).status == 0)
     }
   }
 
@@ -510,14 +516,15 @@ import Testing
   @Test func callbackAnswersBindingStepsWithoutAsking() throws {
     try withDevice { device in
       let step = cliFixture("callbacks/device-binding.json")
-      let result = try run(["callback", step, "--pin-file", try device.pinFile("271828")] + device.arguments)
+      let result = try run(
+        ["callback", step, "--pin-file", try device.pinFile("271828")] + device.arguments, environment: device.environment)
       #expect(result.status == 0, "\(result.stderr)")
       let body = try JSONParser.parse(Array(result.stdout.utf8))
       let inputs = try #require(body["callbacks"]?[0]?["input"]?.arrayValue)
       #expect(inputs[0]["value"]?.stringValue?.split(separator: ".").count == 3)
       #expect(inputs[3]["value"] == "")
       // Without --pin-file there is no one to ask: the client error goes to AM.
-      let unasked = try run(["callback", step] + device.arguments, prefix: ["/usr/bin/setsid", "-w"])
+      let unasked = try run(["callback", step] + device.arguments, environment: device.environment, prefix: ["/usr/bin/setsid", "-w"])
       #expect(unasked.status == 0)
       let answered = try JSONParser.parse(Array(unasked.stdout.utf8))
       #expect(answered["callbacks"]?[0]?["input"]?[3]?["value"] == "Unsupported")

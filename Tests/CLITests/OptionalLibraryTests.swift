@@ -43,8 +43,11 @@ struct OptionalLibraryTests {
   }
 
   /// The shortest path to PAM: a binding step of type BIOMETRIC_ALLOW_FALLBACK answered by
-  /// `callback`, with the `fr-profile` PAM service configured (pam_permit).
-  @Test func unloadableLibpamStopsABiometricBindingWithExit69NamingThePackage() throws {
+  /// `callback`, with the `fr-profile` PAM service configured (pam_permit). `make check-installed`
+  /// runs this against the release binary, which has no PAM seam: the services are shown to it
+  /// as /etc/pam.d in a private mount namespace.
+  @Test(.enabled(if: canUseMountNamespace, "needs root and unshare for a private /etc/pam.d"))
+  func unloadableLibpamStopsABiometricBindingWithExit69NamingThePackage() throws {
     try withUnloadable("libpam.so.0") { directory, environment in
       let pam = directory + "/pam.d"
       try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
@@ -54,13 +57,13 @@ struct OptionalLibraryTests {
       let step = directory + "/step.json"
       try fixture.replacingOccurrences(of: "APPLICATION_PIN", with: "BIOMETRIC_ALLOW_FALLBACK").write(
         toFile: step, atomically: true, encoding: .utf8)
-      let arguments = ["callback", step, "--state-dir", directory + "/state", "--root", machineRoot("laptop"), "--pam-confdir", pam]
-      let result = try run(arguments, environment: environment)
+      let arguments = ["callback", step, "--state-dir", directory + "/state", "--root", machineRoot("laptop")]
+      let result = try run(arguments, environment: environment, prefix: withPAMServices(pam))
       #expect(result.status == 69, "\(result.stderr)")
       #expect(result.stderr.contains("libpam.so.0 cannot be loaded"), "\(result.stderr)")
       #expect(result.stderr.contains("install Debian package libpam0g"), "\(result.stderr)")
       // The same step with libpam loadable binds (pam_permit verifies the user).
-      let bound = try run(arguments)
+      let bound = try run(arguments, prefix: withPAMServices(pam))
       #expect(bound.status == 0, "\(bound.stderr)")
     }
   }

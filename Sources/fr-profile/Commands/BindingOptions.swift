@@ -65,11 +65,6 @@ package struct BindingOptions: ParsableArguments {
       valueName: "CONF"))
   package var tcti: String?
 
-  /// Test seam: the PAM configuration directory (pam_start_confdir). Hidden: an admin
-  /// configures /etc/pam.d/fr-profile and fr-profile-biometric.
-  @Option(name: .customLong("pam-confdir"), help: .hidden)
-  package var pamConfigurationDirectory: String?
-
   package init() {}
 
   package func validate() throws {

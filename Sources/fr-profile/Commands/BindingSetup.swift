@@ -117,12 +117,35 @@ struct BindingSetup {
   func verifier() -> PAMUserVerifier {
     let interactive = interactive
     return PAMUserVerifier(
-      configurationDirectory: options.pamConfigurationDirectory, user: Self.userName(),
+      configurationDirectory: Self.pamConfigurationDirectory, user: Self.userName(),
       prompt: { message, echo in
         guard interactive, let terminal = Terminal() else { return nil }
         return terminal.readLine(prompt: StepAnswerer.promptText(message), echo: echo, deadline: nil)
       },
       inform: { message in writeStandardError("\(message)\n") })
+  }
+
+  /// Where the PAM services live: nil, the system's /etc/pam.d, which only its administrator
+  /// configures (fr-profile, fr-profile-biometric). No option changes it: the stacks gate
+  /// BIOMETRIC keys and the biometricAvailable policy, so a caller who could point fr-profile at
+  /// a directory of pam_permit stacks would pass both (issue 19).
+  ///
+  /// Test seam, in debug builds only: the CLI tests drive PAM with pam_permit / pam_deny stacks
+  /// in a directory of their own, named by this environment variable. SwiftPM defines DEBUG
+  /// only in the debug configuration, which `swift build` and `swift test` share; the shipped
+  /// binary is built with `-c release` (`make release`, the .deb), where this branch and the
+  /// variable's name are not compiled at all — bench/release-golden.sh checks with `strings`
+  /// that the name is absent, and that the release binary refuses --pam-confdir (exit 64).
+  /// A debug binary is a developer's, never installed. An environment variable rather than a flag, because the tests
+  /// run the binary `swift build` made and SwiftPM cannot define a condition for tests only.
+  /// The libraries' own tests pass a directory to `PAMUserVerifier` directly.
+  static var pamConfigurationDirectory: String? {
+    #if DEBUG
+      guard let value = getenv("FR_PROFILE_TEST_PAM_CONFDIR"), value.pointee != 0 else { return nil }
+      return String(cString: value)
+    #else
+      return nil
+    #endif
   }
 
   /// The policies for new bindings: --policies, else <state-dir>/policies.json, else none.

@@ -40,9 +40,7 @@ struct JourneyCommand: ParsableCommand {
       device key are never printed.
 
       TLS is always verified: against the system CAs, or with --cacert only \
-      against the CAs in that file. Plain http:// is refused except to a \
-      loopback address (localhost, 127.0.0.0/8, ::1) or with --insecure-http, \
-      which sends the password in clear and says so.
+      against the CAs in that file. \(AMServerURL.helpParagraph(credential: JourneyCommand.credential))
 
       The server is not trusted with this machine: a response larger than \
       --max-response-size (1 MiB) is refused, a step with more than 256 \
@@ -125,24 +123,21 @@ struct JourneyCommand: ParsableCommand {
     name: .customLong("insecure-http"), help: "Allow a plain http:// --server that is not on this machine (the password travels in clear).")
   var insecureHTTP = false
 
+  /// What this command sends over --server, for the transport rule's messages.
+  static let credential = "the password and the session token"
+
   @OptionGroup(title: "Output Options") var format: OutputOptions
 
   @Flag(help: "Print AM's whole success JSON instead of the token alone.")
   var json = false
 
   func validate() throws {
-    guard server.hasPrefix("https://") || server.hasPrefix("http://") else {
-      throw ValidationError("--server must be an http:// or https:// URL, e.g. https://am.example.com/am.")
-    }
+    _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
     guard !tree.isEmpty else { throw ValidationError("--tree needs a tree name.") }
     guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
     guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
     guard maxResponseSize >= 1024, maxResponseSize <= 1 << 30 else {
       throw ValidationError("--max-response-size must be between 1024 and 1073741824 bytes.")
-    }
-    if server.hasPrefix("http://"), !insecureHTTP, !Self.isLoopback(server) {
-      throw ValidationError(
-        "--server \(server) is plain http://: the password would travel in clear. Use https://, or pass --insecure-http to accept that.")
     }
     if choices.contains(where: { $0 < 0 }) { throw ValidationError("--choice takes an option index: 0, 1, 2, …") }
     if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
@@ -155,15 +150,13 @@ struct JourneyCommand: ParsableCommand {
       if let cacert, access(cacert, R_OK) != 0 {
         throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
       }
-      if server.hasPrefix("http://"), !Self.isLoopback(server) {
-        writeStandardError(
-          "fr-profile: warning: --insecure-http: talking plain http to \(server); the password and the session token travel in clear.\n")
-      }
+      let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+      if let warning = server.warning { writeStandardError(warning) }
       let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
       let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
       answerer.binding = binding
       let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
-      let endpoint = AuthenticateEndpoint(server: server, realm: realm, tree: tree)
+      let endpoint = AuthenticateEndpoint(server: server.text, realm: realm, tree: tree)
       let headers = [
         AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
         "User-Agent: fr-profile/\(frProfileVersion)",
@@ -233,23 +226,6 @@ struct JourneyCommand: ParsableCommand {
     case .responseTooLarge: .badResponse
     case .libraryUnavailable: .libraryMissing
     }
-  }
-
-  /// Whether the URL's host is this machine: `localhost`, 127.0.0.0/8 or `::1`.
-  static func isLoopback(_ url: String) -> Bool {
-    guard let schemeEnd = url.firstRange(of: "://") else { return false }
-    var authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-    if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-    let host: Substring
-    if authority.hasPrefix("[") {
-      host = authority.dropFirst().prefix { $0 != "]" }
-    } else {
-      host = authority.prefix { $0 != ":" }
-    }
-    let name = host.lowercased()
-    if name == "localhost" || name == "localhost." || name == "::1" { return true }
-    let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-    return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part) != nil }
   }
 
   /// The password piped on stdin, without one trailing newline; empty is an error.

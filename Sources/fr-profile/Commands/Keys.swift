@@ -75,7 +75,9 @@ struct KeysCommand: ParsableCommand {
         counts toward the node's Max Saved Devices). With --server, AM's record goes first \
         (DELETE <server>/json/realms/…/users/<userId>/devices/2fa/binding/<kid>, \
         Accept-API-Version: resource=1.0, the SSO token from stdin as the <cookie-name> header); \
-        only HTTP 200 counts, and on any other answer the local key is kept unless --force.
+        only HTTP 200 counts, and on any other answer the local key is kept unless --force. \
+        TLS is always verified (--cacert: only against the CAs in that file). \
+        \(AMServerURL.helpParagraph(credential: Delete.credential))
 
         \(ExitStatus.helpSection(
           [.success, .negative, .usage, .dataError, .untrustedServer, .cannotConnect, .libraryMissing, .timedOut, .permission],
@@ -109,17 +111,23 @@ struct KeysCommand: ParsableCommand {
     @Flag(help: "With --server: delete the local key even when AM does not confirm.")
     var force = false
 
+    @Flag(
+      name: .customLong("insecure-http"),
+      help: "Allow a plain http:// --server that is not on this machine (the SSO token travels in clear).")
+    var insecureHTTP = false
+
+    /// What this command sends over --server, for the transport rule's messages.
+    static let credential = "the SSO token"
+
     func validate() throws {
       if let server {
-        guard server.hasPrefix("https://") || server.hasPrefix("http://") else {
-          throw ValidationError("--server must be an http:// or https:// URL, e.g. https://am.example.com/am.")
-        }
+        _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
         guard tokenStdin else { throw ValidationError("--server needs the user's SSO token: pipe it to --token-stdin.") }
         guard !cookieName.isEmpty, cookieName.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
           throw ValidationError("--cookie-name takes a header name such as iPlanetDirectoryPro.")
         }
-      } else if tokenStdin || force || cacert != nil {
-        throw ValidationError("--token-stdin, --force and --cacert go with --server URL.")
+      } else if tokenStdin || force || cacert != nil || insecureHTTP {
+        throw ValidationError("--token-stdin, --force, --cacert and --insecure-http go with --server URL.")
       }
       guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
     }
@@ -127,12 +135,14 @@ struct KeysCommand: ParsableCommand {
     func run() throws {
       try reportingFailures {
         let store = try options.settings.userKeyStore(create: false)
-        if let server {
+        if let text = server {
+          let server = try AMServerURL(text, credential: Self.credential, insecureHTTP: insecureHTTP)
+          if let warning = server.warning { writeStandardError(warning) }
           let key: StoredUserKey?
           do throws(KeyStoreError) { key = try store.key(kid: kid) } catch { throw BindingExit.failure(error) }
           guard let key else { throw Failure(.negative, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
           let token = try Self.tokenFromStandardInput()
-          let url = Self.bindingURL(server: server, realm: realm, userId: key.record.userId, kid: kid)
+          let url = Self.bindingURL(server: server.text, realm: realm, userId: key.record.userId, kid: kid)
           let response: HTTPResponse
           do throws(HTTPError) {
             response = try HTTPClient(timeout: timeout, caFile: cacert).delete(

@@ -22,3 +22,24 @@ func fileMode(_ path: String) -> mode_t {
   var info = stat()
   return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0
 }
+
+/// The debug build's PAM test seam: the directory of PAM services the binary uses instead of
+/// /etc/pam.d (Sources/fr-profile/Commands/BindingSetup.swift). The release binary has no such
+/// seam; tests that must run against it (check-installed) use `withPAMServices` instead.
+let pamConfigurationVariable = "FR_PROFILE_TEST_PAM_CONFDIR"
+
+/// True when this process can give a child a private mount namespace (root, util-linux unshare).
+var canUseMountNamespace: Bool {
+  geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+    && FileManager.default.isExecutableFile(atPath: "/bin/mount")
+}
+
+/// A `run` prefix that shows the child `directory` as /etc/pam.d: a private mount namespace
+/// (unshare --mount, propagation private, so the host's /etc/pam.d is untouched) with
+/// `directory` bind-mounted over it. Works for any binary, the release one included.
+func withPAMServices(_ directory: String) -> [String] {
+  [
+    "/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", #"mount --bind "$0" /etc/pam.d && exec "$@""#,
+    directory,
+  ]
+}
