@@ -436,6 +436,9 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
         let lines = each.stdout.split(separator: "\n")
         #expect(lines.count == 1, "\(broken.name): \(each.stdout)")
         #expect(try lines.first.map { try JSONParser.parse(String($0))["outcome"] } == "unknownDevice")
+        // From a pipe, which cannot be read twice, the results are held until the end instead.
+        let piped = try match(dir, ["--each", "--json", "-", "p.json"], stdin: broken.text)
+        #expect(piped.status == 3 && piped.stdout == each.stdout, "\(broken.name): \(piped.stdout)")
 
         for workers in ["1", "2"] {
           let summary = try run(
@@ -447,6 +450,21 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
           #expect(totals["read"] == 1 && totals["skipped"] == 1, "\(broken.name): \(summary.stdout)")
           #expect(totals["trueCount"] == 0 && totals["unknownDeviceCount"] == 0, "\(broken.name)")
         }
+      }
+    }
+  }
+
+  @Test("--each over a well-framed array from a file or a pipe prints every profile with the identifier")
+  func eachOverWellFramedArray() throws {
+    let profiles = [Self.incoming, Self.drifted([], identifier: "x"), Self.drifted([("hardware", "cpu", 2)])]
+    let stored = "[\n" + profiles.map(Self.text).joined(separator: ",\n") + "\n]\n"
+    try withFiles(["stored.json": stored, "p.json": Self.text(Self.incoming)]) { dir in
+      let file = try match(dir, ["--each", "--json", "stored.json", "p.json"])
+      let piped = try match(dir, ["--each", "--json", "-", "p.json"], stdin: stored)
+      for result in [file, piped] {
+        #expect(result.status == 0)
+        #expect(try result.stdout.split(separator: "\n").map { try JSONParser.parse(String($0))["outcome"]! } == ["true", "false"])
+        #expect(result.stderr.isEmpty)
       }
     }
   }
