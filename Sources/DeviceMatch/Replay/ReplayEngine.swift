@@ -172,7 +172,7 @@ package struct ReplayEngine {
     if skippedWarnings > Self.warningLimit {
       warn("\(storedName): \(skippedWarnings - Self.warningLimit) more stored entries were not JSON and were skipped")
     }
-    if decided && !each && !summary { try emit(report.decision, report.decisionSource, report.decision.storedIndex) }
+    if decided && !each { try emit(report.decision, report.decisionSource, report.decision.storedIndex) }
     for result in held { try emit(result.result, result.source, result.index) }
     if !summary && !decided { try emit(report.decision, nil, nil) }
     return report
