@@ -397,13 +397,100 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     }
   }
 
-  @Test("a broken outer array keeps the profiles read before the break")
-  func brokenArray() throws {
-    let stored = "[\(Self.text(Self.drifted([], identifier: "x"))) \(Self.text(Self.incoming))]"
+  /// Issue 19. The script parses each stored profile AM's DAO hands it with `JSON.parse` and,
+  /// when that throws, logs "Error parsing stored profile" and `continue`s (src/index.js). A
+  /// stored array or listing is one JSON text; when its framing is broken (`]` missing, text
+  /// after it, a missing `,`) JSON.parse rejects that text, so it is one entry the script
+  /// skips and no profile has the identifier: unknownDevice (exit 3), although the first
+  /// element, read before the break, matches. Every output mode waits for the end of the file.
+  static let brokenFraming: [(name: String, text: String, message: String)] = {
+    let (a, b) = (text(incoming), text(drifted([], identifier: "x")))
+    return [
+      ("[A, B", "[\(a), \(b)", "unexpected end of input in the array"),
+      ("[A, B]x", "[\(a), \(b)]x", "unexpected text after the stored profiles"),
+      ("[A", "[\(a)\n", "unexpected end of input in the array"),
+      ("[A B]", "[\(a) \(b)]", "expected ',' or ']'"),
+      ("pretty [A, B", "[\n  \(a),\n  \(b)\n", "unexpected end of input in the array"),
+      ("listing [A, B", "{\"result\": [\(a), \(b)", "unexpected end of input in the result array"),
+      ("listing x", "{\"result\": [\(a), \(b)], \"resultCount\": 2}x", "unexpected text after the stored profiles"),
+    ]
+  }()
+
+  @Test("a stored array or listing cut short or with text after it is one entry the script skips: unknownDevice")
+  func brokenFramingIsUnknownDevice() throws {
+    for broken in Self.brokenFraming {
+      try withFiles(["stored.json": broken.text, "p.json": Self.text(Self.incoming)]) { dir in
+        let result = try match(dir, ["stored.json", "p.json"])
+        #expect(result.status == 3, "\(broken.name): \(result.stdout)")
+        #expect(result.stdout.hasPrefix("outcome: unknownDevice\n"), "\(broken.name)")
+        #expect(result.stderr.contains(broken.message), "\(broken.name): \(result.stderr)")
+        #expect(result.stderr.contains("skipped, as the script does"), "\(broken.name): \(result.stderr)")
+
+        let json = try match(dir, ["--json", "stored.json", "p.json"])
+        #expect(json.status == 3, "\(broken.name)")
+        #expect(try JSONParser.parse(json.stdout)["outcome"] == "unknownDevice", "\(broken.name)")
+
+        // --each prints nothing of a file that is not JSON: only the script's answer.
+        let each = try match(dir, ["--each", "--json", "stored.json", "p.json"])
+        #expect(each.status == 3, "\(broken.name)")
+        let lines = each.stdout.split(separator: "\n")
+        #expect(lines.count == 1, "\(broken.name): \(each.stdout)")
+        #expect(try lines.first.map { try JSONParser.parse(String($0))["outcome"] } == "unknownDevice")
+        // From a pipe, which cannot be read twice, the results are held until the end instead.
+        let piped = try match(dir, ["--each", "--json", "-", "p.json"], stdin: broken.text)
+        #expect(piped.status == 3 && piped.stdout == each.stdout, "\(broken.name): \(piped.stdout)")
+
+        for workers in ["1", "2"] {
+          let summary = try run(
+            ["match", "--config", dir + "/config.json", "--summary", "--json", dir + "/stored.json", dir + "/p.json"],
+            environment: ["FR_PROFILE_MATCH_WORKERS": workers])
+          #expect(summary.status == 3, "\(broken.name)")
+          let totals = try JSONParser.parse(summary.stdout)
+          #expect(totals["outcome"] == "unknownDevice", "\(broken.name)")
+          #expect(totals["read"] == 1 && totals["skipped"] == 1, "\(broken.name): \(summary.stdout)")
+          #expect(totals["trueCount"] == 0 && totals["unknownDeviceCount"] == 0, "\(broken.name)")
+        }
+      }
+    }
+  }
+
+  @Test("--each over a well-framed array from a file or a pipe prints every profile with the identifier")
+  func eachOverWellFramedArray() throws {
+    let profiles = [Self.incoming, Self.drifted([], identifier: "x"), Self.drifted([("hardware", "cpu", 2)])]
+    let stored = "[\n" + profiles.map(Self.text).joined(separator: ",\n") + "\n]\n"
     try withFiles(["stored.json": stored, "p.json": Self.text(Self.incoming)]) { dir in
-      let result = try match(dir, ["stored.json", "p.json"])
-      #expect(result.status == 3)
-      #expect(result.stderr.contains("expected ',' or ']'"))
+      let file = try match(dir, ["--each", "--json", "stored.json", "p.json"])
+      let piped = try match(dir, ["--each", "--json", "-", "p.json"], stdin: stored)
+      for result in [file, piped] {
+        #expect(result.status == 0)
+        #expect(try result.stdout.split(separator: "\n").map { try JSONParser.parse(String($0))["outcome"]! } == ["true", "false"])
+        #expect(result.stderr.isEmpty)
+      }
+    }
+  }
+
+  @Test("a JSON Lines file whose last line is cut mid-object: that line is skipped, the lines before it decide")
+  func cutLastLineOfJSONLines() throws {
+    let incoming = Self.text(Self.incoming)
+    let lines = [Self.text(Self.drifted([], identifier: "x")), incoming, String(incoming.dropLast(40))]
+    try withFiles(["stored.jsonl": lines.joined(separator: "\n"), "p.json": incoming]) { dir in
+      let result = try match(dir, ["stored.jsonl", "p.json"])
+      #expect(result.status == 0)
+      #expect(result.stdout.contains("stored profile: #1 at \(dir)/stored.jsonl:2:1"))
+      let each = try match(dir, ["--each", "--json", "stored.jsonl", "p.json"])
+      #expect(each.status == 0)
+      #expect(each.stderr.contains("stored.jsonl:3:"))
+      #expect(each.stderr.contains("stored entry #2 skipped, as the script does"))
+      for (workers, block) in [("1", "1048576"), ("2", "64")] {
+        let summary = try run(
+          ["match", "--config", dir + "/config.json", "--summary", "--json", dir + "/stored.jsonl", dir + "/p.json"],
+          environment: ["FR_PROFILE_MATCH_WORKERS": workers, "FR_PROFILE_MATCH_BLOCK": block])
+        #expect(summary.status == 0)
+        #expect(summary.stderr == each.stderr)
+        let totals = try JSONParser.parse(summary.stdout)
+        #expect(totals["read"] == 3 && totals["skipped"] == 1 && totals["trueCount"] == 1)
+        #expect(totals["decidedBy"]?.stringValue?.hasSuffix("stored.jsonl:2:1") == true)
+      }
     }
   }
 

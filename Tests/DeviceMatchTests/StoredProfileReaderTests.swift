@@ -45,6 +45,59 @@ import Testing
     #expect(try entries(Self.large, limit: 1 << 20).map(\.text) == [Self.large])
   }
 
+  /// Reads `text` from a regular file: the entries handed out before an error, and the error.
+  func readFile(_ text: String) -> (entries: Int, error: StoredReadError?, lookahead: StoredReadError?) {
+    var template = Array("/tmp/fr-profile-reader-XXXXXX".utf8CString)
+    let fd = mkstemp(&template)
+    unlink(template)
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    #expect(write(fd, bytes, bytes.count) == bytes.count)
+    #expect(lseek(fd, 0, SEEK_SET) == 0)
+    let reader = StoredProfileReader(fileDescriptor: fd, bufferSize: 16)
+    var entries = 0
+    // The lookahead is taken after the layout was sniffed (the file position has moved).
+    _ = try? reader.detectLayout()
+    let ahead = reader.lookahead()
+    #expect(ahead != nil)
+    var lookaheadError: StoredReadError?
+    do { while try ahead?.next() != nil {} } catch { lookaheadError = error }
+    do {
+      while try reader.next() != nil { entries += 1 }
+    } catch {
+      return (entries, error, lookaheadError)
+    }
+    return (entries, nil, lookaheadError)
+  }
+
+  @Test("a broken array or listing throws a framing error after the entries before the break; the lookahead finds it first")
+  func framingErrors() {
+    let a = Self.small
+    for text in ["[\(a), \(a)", "[\(a), \(a)]x", "[\(a)", "[\(a) \(a)]", "{\"result\": [\(a), \(a)", "{\"result\": [\(a)], \"n\": 1"] {
+      let read = readFile(text)
+      #expect(read.error?.kind == .framing, "\(text)")
+      #expect(read.lookahead?.kind == .framing, "\(text)")
+      #expect(read.lookahead?.line == read.error?.line && read.lookahead?.column == read.error?.column, "\(text)")
+      #expect(read.entries >= 1, "\(text)")
+    }
+    // JSON Lines and one profile have no framing beyond their entries.
+    for text in ["\(a)\n\(a.dropLast(3))", "\(a)x", "[\(a), \(a)]", "{\"result\": [\(a)]}\n"] {
+      let read = readFile(text)
+      #expect(read.error == nil && read.lookahead == nil, "\(text)")
+    }
+  }
+
+  @Test("a pipe has no lookahead")
+  func pipeHasNoLookahead() {
+    var fds: [Int32] = [0, 0]
+    #expect(pipe(&fds) == 0)
+    defer {
+      close(fds[0])
+      close(fds[1])
+    }
+    #expect(StoredProfileReader(fileDescriptor: fds[0]).lookahead() == nil)
+  }
+
   @Test("the default limit is the one profile limit, 16 MiB")
   func oneLimit() {
     let reader = StoredProfileReader(fileDescriptor: -1)

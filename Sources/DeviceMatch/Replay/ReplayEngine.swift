@@ -55,6 +55,13 @@ package struct ReplayEngine {
 
   /// Replays every stored entry of `reader`. `emit` gets the deciding result (and with
   /// `each`, every result with the identifier; nothing with `summary`).
+  ///
+  /// A stored array or listing is one JSON text, like the single profile: until its framing
+  /// is validated to the end nothing read from it stands. When the framing breaks (`]` or `,`
+  /// missing, text after the end) the file is what `JSON.parse` rejects, one entry the script
+  /// skips: read 1, skipped 1, no profile with the identifier (`unknownDevice`), whatever its
+  /// elements before the break gave. JSON Lines are framed line by line, so each line stands
+  /// on its own and the first with the identifier still decides at once.
   package func run(reader: StoredProfileReader, storedName: String, emit: Emit) throws -> Report {
     var report = Report()
     guard let incoming else {
@@ -62,21 +69,40 @@ package struct ReplayEngine {
       if !summary && !each { try emit(report.decision, nil, nil) }
       return report
     }
+    let layout: StoredLayout
+    do {
+      layout = try reader.detectLayout()
+    } catch {
+      warn("\(storedName):\(error.line):\(error.column): \(error.message); no further stored profiles read")
+      report.totals.unreadable = true
+      if !summary { try emit(report.decision, nil, nil) }
+      return report
+    }
     let fast = summary ? FastMatcher(matcher: matcher, incoming: incoming) : nil
-    if let fast, fast.isEnabled {
-      let layout: StoredLayout
+    if let fast, fast.isEnabled, layout == .jsonLines {
+      try parallelSummary(reader: reader, storedName: storedName, incoming: incoming, report: &report)
+      return report
+    }
+    // Results and warnings of an array or listing are held until its end is reached. `--each`
+    // prints one result per profile with the identifier, which could be many: for a regular
+    // file its framing is checked first, in one structural pass, so they need not be held.
+    var framed = layout == .array || layout == .listing
+    if framed && each && !summary, let ahead = reader.lookahead() {
       do {
-        layout = try reader.detectLayout()
+        while try ahead.next() != nil {}
+        framed = false
+      } catch let error where error.kind == .framing {
+        return try notJSON(error, storedName: storedName, emit: emit)
       } catch {
-        warn("\(storedName):\(error.line):\(error.column): \(error.message); no further stored profiles read")
-        report.totals.unreadable = true
-        return report
-      }
-      if layout == .jsonLines {
-        try parallelSummary(reader: reader, storedName: storedName, incoming: incoming, report: &report)
-        return report
+        // Unreadable ahead: hold, and let the replay itself meet the error.
       }
     }
+    var held: [(result: MatchResult, source: String, index: Int)] = []
+    var heldWarnings: [String] = []
+    func note(_ message: String) {
+      if framed { heldWarnings.append(message) } else { warn(message) }
+    }
+
     var fastTotals = FastMatcher.Totals()
     var decided = false
     var index = -1
@@ -86,17 +112,20 @@ package struct ReplayEngine {
       do {
         entry = try reader.next()
       } catch {
-        warn("\(storedName):\(error.line):\(error.column): \(error.message); no further stored profiles read")
+        if framed && error.kind == .framing { return try notJSON(error, storedName: storedName, emit: emit) }
+        note("\(storedName):\(error.line):\(error.column): \(error.message); no further stored profiles read")
         report.totals.unreadable = true
         break
       }
       guard let entry else { break }
       index += 1
       report.totals.read += 1
+      // Decided, but the framing is still to be read to its end.
+      if decided && !each { continue }
       if entry.oversize {
         report.totals.skipped += 1
         report.totals.oversize += 1
-        warn(Self.oversizeWarning(storedName, entry.line, entry.column, index))
+        note(Self.oversizeWarning(storedName, entry.line, entry.column, index))
         continue
       }
 
@@ -115,7 +144,7 @@ package struct ReplayEngine {
       case .failure(let error):
         report.totals.skipped += 1
         if skippedWarnings < Self.warningLimit {
-          warn("\(storedName):\(error.line):\(error.column): \(error.message) (stored entry #\(index) skipped, as the script does)")
+          note("\(storedName):\(error.line):\(error.column): \(error.message) (stored entry #\(index) skipped, as the script does)")
         }
         skippedWarnings += 1
         continue
@@ -128,20 +157,38 @@ package struct ReplayEngine {
         decided = true
         report.decision = result
         report.decisionSource = source
-        if !each {
+        if !each && !framed {
           try emit(result, source, index)
           return report
         }
       }
       if each && !summary && result.outcome != .unknownDevice {
-        try emit(result, source, index)
+        if framed { held.append((result, source, index)) } else { try emit(result, source, index) }
       }
     }
+    // The end of the file: what was held stands.
+    for message in heldWarnings { warn(message) }
     if let fast { report.totals.merge(fastTotals, names: fast.keyNames) }
     if skippedWarnings > Self.warningLimit {
       warn("\(storedName): \(skippedWarnings - Self.warningLimit) more stored entries were not JSON and were skipped")
     }
+    if decided && !each { try emit(report.decision, report.decisionSource, report.decision.storedIndex) }
+    for result in held { try emit(result.result, result.source, result.index) }
     if !summary && !decided { try emit(report.decision, nil, nil) }
+    return report
+  }
+
+  /// A stored array or listing whose framing `JSON.parse` would reject: the whole file is one
+  /// stored entry that is not JSON, which the script skips (src/index.js: `catch` … `continue`),
+  /// so no stored profile decides.
+  func notJSON(_ error: StoredReadError, storedName: String, emit: Emit) throws -> Report {
+    var report = Report()
+    report.totals.read = 1
+    report.totals.skipped = 1
+    warn(
+      "\(storedName):\(error.line):\(error.column): \(error.message) (the stored file is not JSON, so it is one "
+        + "stored entry, #0, skipped, as the script does)")
+    if !summary { try emit(report.decision, nil, nil) }
     return report
   }
 

@@ -39,9 +39,17 @@ package struct StoredEntryText {
 
 /// Why a stored file cannot be read any further.
 package struct StoredReadError: Error, CustomStringConvertible {
+  package enum Kind: Sendable {
+    /// The text of a stored array or listing is not JSON around its elements (`]` missing,
+    /// a missing `,`, text after the end): `JSON.parse` would reject the whole file.
+    case framing
+    /// The file could not be read (a read error, or the buffer guard).
+    case io
+  }
   package var message: String
   package var line: Int
   package var column: Int
+  package var kind: Kind = .framing
   package var description: String { "\(line):\(column): \(message)" }
 }
 
@@ -53,6 +61,11 @@ package struct StoredReadError: Error, CustomStringConvertible {
 /// document, whose top-level array, or `result` array member, is streamed element by element.
 /// Entries are not parsed here: each is handed out as bytes, with its position, for the
 /// caller to parse (and skip, with a warning, when it is not JSON, as the script does).
+/// The framing of an array or listing is checked as it is read: a break (`]` or `,` missing,
+/// text after the end) throws a `.framing` error after the entries before it were handed
+/// out, and only reaching the end (`next()` returning nil) validates them — the caller must
+/// not answer from a framed layout before that (the whole file is then one entry the script
+/// skips). JSON Lines and a single profile have no framing beyond their entries.
 /// Entry boundaries are found with the shared tokenizer's `JSONExtent`; an entry larger than
 /// `maxEntryBytes` is read past without being kept and handed out as `oversize`.
 package final class StoredProfileReader {
@@ -60,6 +73,10 @@ package final class StoredProfileReader {
   package let maxEntryBytes: Int
 
   let fd: Int32
+  /// Where the file was when the reader was made (nil unless `fd` is a regular file), and
+  /// for a lookahead reader (`lookahead()`), where it reads next with `pread`.
+  let startPosition: off_t?
+  var readPosition: off_t?
   var buffer: UnsafeMutableBufferPointer<UInt8>
   /// Bytes `start..<end` of `buffer` are unread data; `eof` once read() returned 0.
   var start = 0
@@ -91,6 +108,20 @@ package final class StoredProfileReader {
     self.jsonLinesHint = jsonLinesHint
     self.maxEntryBytes = maxEntryBytes
     buffer = .allocate(capacity: max(16, bufferSize))
+    var status = stat()
+    let position = fstat(fileDescriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG ? lseek(fd, 0, SEEK_CUR) : -1
+    startPosition = position >= 0 ? position : nil
+  }
+
+  /// A second reader of the same regular file from its start, reading with `pread` (the
+  /// file position is left alone): it lets the framing of an array or listing be checked to
+  /// its end before any entry is answered. Nil for a pipe or terminal.
+  package func lookahead() -> StoredProfileReader? {
+    guard let startPosition else { return nil }
+    let reader = StoredProfileReader(
+      fileDescriptor: fd, jsonLinesHint: jsonLinesHint, bufferSize: buffer.count, maxEntryBytes: maxEntryBytes)
+    reader.readPosition = startPosition
+    return reader
   }
 
   deinit { buffer.deallocate() }
@@ -113,7 +144,7 @@ package final class StoredProfileReader {
       // Entries over the limit are discarded as they are read, so the buffer stays below
       // twice the limit (plus a sniffing window); more means a bug, not big input.
       guard buffer.count < 2 * maxEntryBytes + (4 << 20) else {
-        throw StoredReadError(message: "read buffer limit reached", line: line, column: column)
+        throw StoredReadError(message: "read buffer limit reached", line: line, column: column, kind: .io)
       }
       let bigger = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count * 2)
       UnsafeMutableRawPointer(bigger.baseAddress!).copyMemory(
@@ -122,9 +153,15 @@ package final class StoredProfileReader {
       buffer = bigger
     }
     while true {
-      let count = read(fd, buffer.baseAddress! + end, buffer.count - end)
+      let count =
+        if let position = readPosition {
+          pread(fd, buffer.baseAddress! + end, buffer.count - end, position)
+        } else {
+          read(fd, buffer.baseAddress! + end, buffer.count - end)
+        }
       if count > 0 {
         end += count
+        readPosition? += off_t(count)
         return true
       }
       if count == 0 {
@@ -132,7 +169,8 @@ package final class StoredProfileReader {
         return false
       }
       if errno == EINTR { continue }
-      throw StoredReadError(message: "read failed: \(String(cString: strerror(errno)))", line: line, column: column)
+      throw StoredReadError(
+        message: "read failed: \(String(cString: strerror(errno)))", line: line, column: column, kind: .io)
     }
   }
 

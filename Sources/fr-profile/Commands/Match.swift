@@ -30,7 +30,9 @@ extension FRProfile {
         profile; elsewhere the text is the profile, parsed once, as the script's JSON.parse \
         does. Either file may be '-' for standard input. Text that is not JSON gets the \
         script's treatment (a stored entry is skipped; an unreadable incoming profile gives \
-        unknownDevice) and a warning on standard error with file, line and column.
+        unknownDevice) and a warning on standard error with file, line and column. A stored \
+        array or listing is one JSON text: cut short, or with text after its end, the whole \
+        file is one entry the script skips (unknownDevice); JSON Lines are read line by line.
 
         CONFIG: --config FILE, else the first of: $FR_PROFILE_MATCH_CONFIG; \
         ./match-config.json; match-config.json at the root of the checkout the binary was \
