@@ -67,8 +67,11 @@ RELEASE_FLAGS := -c release --traits SymbolOrdering --scratch-path $(OUT) --stat
 
 # The toolchain's swift-format with the repo's .swift-format; `swift format --in-place --recursive
 # Sources Tests Fuzz Package.swift` fixes what it reports.
+# scripts/lint-tests.py: no test may end in a `guard case … else { return }` that passes when
+# the code under test takes the wrong branch (issue 19).
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
+	python3 scripts/lint-tests.py Tests
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
   check-distros bench deps-build deps-test deps-bench deps-docs deps-deb deps-deb-test deps-distros clean \

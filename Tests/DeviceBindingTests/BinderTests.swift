@@ -80,7 +80,10 @@ import Testing
     #expect(attested.clientError == .unsupported)
     var odd = bindingRequest()
     odd.authenticationType = "FACE_ID"
-    guard case .failure(let unknown) = try await binder.bindOrFail(odd) else { return }
+    guard case .failure(let unknown) = try await binder.bindOrFail(odd) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(unknown.clientError == .unsupported)
     #expect(try binder.store.records().isEmpty)
   }
@@ -116,7 +119,10 @@ import Testing
     var binder = makeBinder(store: store)
     let demo = try await binder.bind(bindingRequest())
     let other = try await binder.bind(bindingRequest(userId: "id=bjensen,ou=user,o=alpha", username: "bjensen"))
-    guard case .failure(let failure) = try await binder.signOrFail(signingRequest(userId: "")) else { return }
+    guard case .failure(let failure) = try await binder.signOrFail(signingRequest(userId: "")) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(failure.clientError == .abort)
     #expect(failure.reason.contains("--bound-user"))
     binder.boundUser = "bjensen"
@@ -128,14 +134,20 @@ import Testing
     }
     #expect(try await binder.sign(signingRequest(userId: "")).kid == demo.kid)
     binder.selectKey = { _ throws(BindingFailure) in nil }
-    guard case .failure(let cancelled) = try await binder.signOrFail(signingRequest(userId: "")) else { return }
+    guard case .failure(let cancelled) = try await binder.signOrFail(signingRequest(userId: "")) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(cancelled.clientError == .abort)
   }
 
   @Test func unknownUserIdIsClientNotRegistered() async throws {
     let binder = makeBinder()
     _ = try await binder.bind(bindingRequest())
-    guard case .failure(let failure) = try await binder.signOrFail(signingRequest(userId: "id=nobody")) else { return }
+    guard case .failure(let failure) = try await binder.signOrFail(signingRequest(userId: "id=nobody")) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(failure.clientError == .clientNotRegistered)
   }
 

@@ -78,13 +78,19 @@ import Testing
 
   @Test func aPINAgainstThePolicyIsRefusedAtBinding() async throws {
     let binder = makeBinder(pins: FixedPINs("1234"))
-    guard case .failure(let failure) = try await binder.bindOrFail(bindingRequest(.applicationPIN)) else { return }
+    guard case .failure(let failure) = try await binder.bindOrFail(bindingRequest(.applicationPIN)) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(failure.clientError == .abort && failure.reason.contains("PIN policy"))
     #expect(try binder.store.records().isEmpty)
   }
 
   @Test func noPINSourceIsUnsupported() async throws {
-    guard case .failure(let failure) = try await makeBinder().bindOrFail(bindingRequest(.applicationPIN)) else { return }
+    guard case .failure(let failure) = try await makeBinder().bindOrFail(bindingRequest(.applicationPIN)) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(failure.clientError == .unsupported)
   }
 
@@ -126,12 +132,21 @@ import Testing
     let pins = FixedPINs("271828", "000000", "000000", "271828")
     let binder = makeBinder(store: store, pins: pins, lockPolicy: .delay, now: { clock.now })
     _ = try await binder.bind(bindingRequest(.applicationPIN))
-    guard case .failure(let first) = try await binder.signOrFail(signingRequest()) else { return }
+    guard case .failure(let first) = try await binder.signOrFail(signingRequest()) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(first.reason.contains("next attempt in 1 s"))
-    guard case .failure(let waiting) = try await binder.signOrFail(signingRequest()) else { return }
+    guard case .failure(let waiting) = try await binder.signOrFail(signingRequest()) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(waiting.reason.contains("again in 1 s"))
     clock.advance(2)
-    guard case .failure(let second) = try await binder.signOrFail(signingRequest()) else { return }
+    guard case .failure(let second) = try await binder.signOrFail(signingRequest()) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(second.reason.contains("next attempt in 2 s"))
     clock.advance(3)
     #expect(try await binder.sign(signingRequest()).jws.isEmpty == false)

@@ -35,7 +35,10 @@ import Testing
     let record = try #require(try store.records().first)
     #expect(record.locked && record.lockingPolicy == "deviceTampering")
     // Locked even back on a clean machine, until unlocked.
-    guard case .failure(let still) = try await makeBinder(store: store, machine: "laptop").signOrFail(signingRequest()) else { return }
+    guard case .failure(let still) = try await makeBinder(store: store, machine: "laptop").signOrFail(signingRequest()) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(still.reason.contains("keys unlock"))
   }
 
@@ -99,12 +102,18 @@ import Testing
     let directory = try confdir()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let binder = makeBinder(verifier: PAMUserVerifier(configurationDirectory: directory, user: "root"))
-    guard case .failure(let denied) = try await binder.bindOrFail(bindingRequest(.biometricOnly)) else { return }
+    guard case .failure(let denied) = try await binder.bindOrFail(bindingRequest(.biometricOnly)) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(denied.clientError == .abort)
     let empty = try confdir(permit: [], deny: [])
     defer { try? FileManager.default.removeItem(atPath: empty) }
     let bare = makeBinder(verifier: PAMUserVerifier(configurationDirectory: empty, user: "root"))
-    guard case .failure(let missing) = try await bare.bindOrFail(bindingRequest(.biometricAllowFallback)) else { return }
+    guard case .failure(let missing) = try await bare.bindOrFail(bindingRequest(.biometricAllowFallback)) else {
+      Issue.record("expected this to fail; it succeeded")
+      return
+    }
     #expect(missing.clientError == .unsupported)
     #expect(try bare.store.records().isEmpty)
   }

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Finds tests that cannot fail: a `guard case … else { … return }` in a test whose else-branch
+returns (a bare `return`) without recording anything. Such a test passes when the code under test wrongly takes
+the other branch (a binding that should fail succeeds, and the test returns quietly).
+
+usage: scripts/lint-tests.py DIR...      (make lint runs it on Tests/)
+
+Exit 1 with one line per hit, `file:line: …`; 0 when there is none. An else-branch records
+something when it holds `Issue.record`, `#expect`, `#require`, `XCTFail`, `throw`,
+`preconditionFailure` or `fatalError`.
+"""
+import os
+import re
+import sys
+
+RECORDS = re.compile(r"Issue\.record|#expect|#require|XCTFail|\bthrow\b|preconditionFailure|fatalError")
+GUARD_CASE = re.compile(r"^\s*guard\s+case\b")
+
+
+def else_block(lines, start):
+    """The text of the else-branch of the guard starting at line `start`, and its first line."""
+    text = ""
+    index = start
+    while index < len(lines):
+        text += lines[index] + "\n"
+        position = text.find("else {")
+        if position >= 0:
+            depth = 0
+            for offset, char in enumerate(text[position + len("else "):]):
+                if char == "{":
+                    depth += 1
+                elif char == "}":
+                    depth -= 1
+                    if depth == 0:
+                        return text[position:position + len("else ") + offset + 1]
+            # The block goes on past this line.
+        index += 1
+        if index - start > 40:
+            break
+    return None
+
+
+def main(directories):
+    hits = []
+    for directory in directories:
+        for root, _, files in os.walk(directory):
+            if "Support" in root.split(os.sep):
+                continue  # test servers and helpers, not tests
+            for name in sorted(files):
+                if not name.endswith(".swift"):
+                    continue
+                path = os.path.join(root, name)
+                with open(path, encoding="utf-8") as handle:
+                    lines = handle.read().split("\n")
+                for number, line in enumerate(lines):
+                    if not GUARD_CASE.match(line):
+                        continue
+                    block = else_block(lines, number)
+                    # A bare `return` ends a test; `return value` is a helper's answer.
+                    if block and re.search(r"\breturn\s*(\}|\n)", block) and not RECORDS.search(block):
+                        hits.append(f"{path}:{number + 1}: a guard case in a test returns without recording an issue")
+    for hit in hits:
+        print(hit)
+    return 1 if hits else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1:]))
