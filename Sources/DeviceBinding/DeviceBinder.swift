@@ -10,7 +10,7 @@ import ProfileJSON
 
 /// Where PINs come from. Implementations read a file or a no-echo terminal prompt — never
 /// argv or the environment — and must not log what they return.
-public protocol PINSource: Sendable {
+package protocol PINSource: Sendable {
   /// A new PIN for a binding (a terminal asks twice); nil when the user cancelled.
   /// `deadline` is the monotonic time (`DeviceBinder.monotonicNow`) by which to give up.
   func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String?
@@ -20,48 +20,50 @@ public protocol PINSource: Sendable {
 
 /// Picks one of several bound keys for a usernameless signing (the SDKs' key selector):
 /// returns the kid, nil when the user cancelled (`Abort`).
-public typealias KeySelector = @Sendable (_ records: [UserKeyRecord]) throws(BindingFailure) -> String?
+package typealias KeySelector = @Sendable (_ records: [UserKeyRecord]) throws(BindingFailure) -> String?
 
-/// Answers DeviceBindingCallback and DeviceSigningVerifierCallback — the Swift API for journey
-/// clients (what the SDKs call the binder and the signer).
+/// Answers DeviceBindingCallback and DeviceSigningVerifierCallback (what the SDKs call the
+/// binder and the signer). `package`, not API: the CLI's binding commands use it, and its shape
+/// is still to settle (issue 19: one binding path) before journey clients get it as a product.
 ///
-///     let binder = DeviceBinder(store: try FileUserKeyStore(directory: stateDir),
-///                               applicationId: "com.example.fr-profile", deviceId: { id })
-///     try await binder.answer(&step)    // fills every binding/signing callback of the step
-public struct DeviceBinder: Sendable {
+///     let binder = DeviceBinder(
+///       store: try FileUserKeyStore(stateDirectory: stateDir), applicationId: "com.example.app",
+///       deviceId: { id }, policyContext: PolicyContext(system: SystemSource(), biometricAvailable: { false }))
+///     let outcomes = try await binder.answer(&step)    // fills every binding/signing callback
+package struct DeviceBinder: Sendable {
   /// The default `iss`: must be among the node's Application Ids.
-  public static let defaultApplicationId = "fr-profile"
+  package static let defaultApplicationId = "fr-profile"
 
-  public var store: any UserKeyStore
+  package var store: any UserKeyStore
   /// The JWS `iss`.
-  public var applicationId: String
+  package var applicationId: String
   /// The device id sent at binding and checked at signing (fr-profile's `identifier`).
-  public var deviceId: @Sendable () throws -> String
+  package var deviceId: @Sendable () throws -> String
   /// The device name sent at binding.
-  public var deviceName: String
-  public var pinSource: (any PINSource)?
+  package var deviceName: String
+  package var pinSource: (any PINSource)?
   /// PINs accepted when binding an APPLICATION_PIN key.
-  public var pinPolicy: PINPolicy
+  package var pinPolicy: PINPolicy
   /// What wrong PINs cost, recorded with each new APPLICATION_PIN key.
-  public var lockPolicy: LockPolicy
+  package var lockPolicy: LockPolicy
   /// The scrypt cost of new PIN keys (2^17; lowered only by this library's tests).
-  public var pinCostLog2: Int
+  package var pinCostLog2: Int
   /// PAM user verification for BIOMETRIC_* keys; nil = not available (`Unsupported`).
-  public var userVerifier: PAMUserVerifier?
+  package var userVerifier: PAMUserVerifier?
   /// Policies recorded with new bindings (AM's JSON form), checked before every signing.
-  public var policies: JSONObject
-  public var policyEvaluator: PolicyEvaluator
-  public var policyContext: PolicyContext
+  package var policies: JSONObject
+  package var policyEvaluator: PolicyEvaluator
+  package var policyContext: PolicyContext
   /// Custom claims added to signing JWSs (names in `reservedClaims` give `Abort`).
-  public var customClaims: [(String, JSON)]
+  package var customClaims: [(String, JSON)]
   /// Usernameless signing with several keys: the username (or userId) of the key to use.
-  public var boundUser: String?
+  package var boundUser: String?
   /// Asked when several keys fit and `boundUser` is nil; nil means no one can be asked.
-  public var selectKey: KeySelector?
+  package var selectKey: KeySelector?
   /// Unix seconds (for `iat`, `nbf`, `exp`, `createdAt`, PIN delays).
-  public var now: @Sendable () -> Double
+  package var now: @Sendable () -> Double
 
-  public init(
+  package init(
     store: any UserKeyStore, applicationId: String = DeviceBinder.defaultApplicationId,
     deviceId: @escaping @Sendable () throws -> String, deviceName: String = "",
     pinSource: (any PINSource)? = nil, pinPolicy: PINPolicy = .default, lockPolicy: LockPolicy = .lock(attempts: 5),
@@ -91,15 +93,15 @@ public struct DeviceBinder: Sendable {
   // MARK: - Answering steps
 
   /// What happened to one callback.
-  public struct Outcome: Sendable, Equatable {
-    public var index: Int
-    public var type: String
+  package struct Outcome: Sendable, Equatable {
+    package var index: Int
+    package var type: String
     /// The JWS's `kid` on success.
-    public var kid: String?
+    package var kid: String?
     /// The client error sent, with its reason.
-    public var failure: BindingFailure?
+    package var failure: BindingFailure?
 
-    public init(index: Int, type: String, kid: String? = nil, failure: BindingFailure? = nil) {
+    package init(index: Int, type: String, kid: String? = nil, failure: BindingFailure? = nil) {
       self.index = index
       self.type = type
       self.kid = kid
@@ -111,7 +113,7 @@ public struct DeviceBinder: Sendable {
   /// AM as the protocol says; store errors (`KeyStoreError`) and a malformed callback
   /// (`JourneyError`) are thrown before that callback is answered.
   @discardableResult
-  public func answer(_ step: inout AuthenticateStep) async throws -> [Outcome] {
+  package func answer(_ step: inout AuthenticateStep) async throws -> [Outcome] {
     var outcomes: [Outcome] = []
     for callback in step.callbacks ?? [] {
       if let request = try DeviceBindingRequest(callback) {
@@ -138,28 +140,28 @@ public struct DeviceBinder: Sendable {
   }
 
   /// `bind`, with the client error as a value (other errors still thrown).
-  public func bindOrFail(_ request: DeviceBindingRequest) async throws -> Result<BindingResult, BindingFailure> {
+  package func bindOrFail(_ request: DeviceBindingRequest) async throws -> Result<BindingResult, BindingFailure> {
     do { return .success(try await bind(request)) } catch let failure as BindingFailure { return .failure(failure) }
   }
 
   /// `sign`, with the client error as a value (other errors still thrown).
-  public func signOrFail(_ request: DeviceSigningRequest) async throws -> Result<SigningResult, BindingFailure> {
+  package func signOrFail(_ request: DeviceSigningRequest) async throws -> Result<SigningResult, BindingFailure> {
     do { return .success(try await sign(request)) } catch let failure as BindingFailure { return .failure(failure) }
   }
 
   // MARK: - Binding
 
-  public struct BindingResult: Sendable, Equatable {
-    public var jws: String
-    public var kid: String
-    public var deviceName: String
-    public var deviceId: String
+  package struct BindingResult: Sendable, Equatable {
+    package var jws: String
+    package var kid: String
+    package var deviceName: String
+    package var deviceId: String
   }
 
   /// Creates a key for `request.userId` (replacing any key of that user), protected as the
   /// request's authentication type says, and returns the binding JWS. Throws
   /// `BindingFailure` (send it as the client error) or `KeyStoreError`.
-  public func bind(_ request: DeviceBindingRequest) async throws -> BindingResult {
+  package func bind(_ request: DeviceBindingRequest) async throws -> BindingResult {
     let started = Self.monotonicNow()
     let deadline = started + Double(request.timeout)
     if request.attestation {
@@ -227,15 +229,15 @@ public struct DeviceBinder: Sendable {
 
   // MARK: - Signing
 
-  public struct SigningResult: Sendable, Equatable {
-    public var jws: String
-    public var kid: String
+  package struct SigningResult: Sendable, Equatable {
+    package var jws: String
+    package var kid: String
   }
 
   /// Signs the challenge with the key bound for `request.userId` (or, usernameless, the one
   /// key, `boundUser`'s, or the one `selectKey` picks). Throws `BindingFailure` or
   /// `KeyStoreError`.
-  public func sign(_ request: DeviceSigningRequest) async throws -> SigningResult {
+  package func sign(_ request: DeviceSigningRequest) async throws -> SigningResult {
     let deadline = Self.monotonicNow() + Double(request.timeout)
     if let reserved = customClaims.first(where: { BindingJWS.reservedClaims.contains($0.0) }) {
       throw BindingFailure(.abort, "custom claim \"\(reserved.0)\" is reserved (sub, iss, challenge, iat, nbf, exp)")
@@ -415,15 +417,15 @@ public struct DeviceBinder: Sendable {
   /// The longest a JWS stays valid, in seconds: its `exp` is the callback's timeout after
   /// `iat`, but never more than this. The JWS is posted as soon as it is made, so a server that
   /// asks for a timeout of years (999999999) gets an hour, not a token it could replay for decades.
-  public static let maximumJWSLifetime = 3600
+  package static let maximumJWSLifetime = 3600
 
   /// The `exp` offset for a callback `timeout`: the timeout, capped at `maximumJWSLifetime`.
   static func jwsLifetime(_ timeout: Int) -> Int { min(max(timeout, 0), maximumJWSLifetime) }
 
   /// Seconds on CLOCK_MONOTONIC (deadlines do not move with the wall clock).
-  public static func monotonicNow() -> Double { JourneyWalker.monotonicSeconds() }
+  package static func monotonicNow() -> Double { JourneyWalker.monotonicSeconds() }
 
-  public static func wallClock() -> Double {
+  package static func wallClock() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_REALTIME, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9

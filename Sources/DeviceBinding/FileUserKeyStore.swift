@@ -13,22 +13,22 @@ import ProfileJSON
 /// files are opened relative to it with `O_NOFOLLOW` and checked with `fstat` (owner, mode,
 /// regular file), written atomically (temporary, fsync, rename) and changed under an
 /// exclusive `flock`, so concurrent processes never lose an update.
-public final class FileUserKeyStore: UserKeyStore {
-  public static let directoryName = "bound-keys"
+package final class FileUserKeyStore: UserKeyStore {
+  package static let directoryName = "bound-keys"
   static let maximumFileSize = 64 << 10
   /// `<state-dir>/bound-keys`, absolute; reopened (and checked) by every operation, which
   /// then works relative to that descriptor only.
-  public let path: String
+  package let path: String
 
   /// With `create`, makes `<stateDirectory>/bound-keys` (0700) now. Without, a missing
   /// directory is an empty store (`records()` is empty) until the first `bind`.
-  public init(stateDirectory: String, create: Bool = true) throws(KeyStoreError) {
+  package init(stateDirectory: String, create: Bool = true) throws(KeyStoreError) {
     let trimmed = stateDirectory.count > 1 && stateDirectory.hasSuffix("/") ? String(stateDirectory.dropLast()) : stateDirectory
     path = StateDirectory.absolutePath(trimmed + "/" + Self.directoryName)
     if create { _ = try open(create: true) }
   }
 
-  public var name: String { "file" }
+  package var name: String { "file" }
 
   /// The directory, checked on the way (nil when it does not exist and `create` is false).
   private func open(create: Bool) throws(KeyStoreError) -> StateDirectory? {
@@ -42,7 +42,7 @@ public final class FileUserKeyStore: UserKeyStore {
     }
   }
 
-  public func records() throws(KeyStoreError) -> [UserKeyRecord] {
+  package func records() throws(KeyStoreError) -> [UserKeyRecord] {
     guard let directory = try open(create: false) else { return [] }
     return try Self.records(in: directory)
   }
@@ -57,13 +57,13 @@ public final class FileUserKeyStore: UserKeyStore {
     return sortedRecords(found)
   }
 
-  public func key(kid: String) throws(KeyStoreError) -> StoredUserKey? {
+  package func key(kid: String) throws(KeyStoreError) -> StoredUserKey? {
     guard Self.isValidKid(kid), let directory = try open(create: false) else { return nil }
     return try Self.read(kid + ".json", in: directory)
   }
 
   @discardableResult
-  public func bind(_ key: StoredUserKey) throws(KeyStoreError) -> [String] {
+  package func bind(_ key: StoredUserKey) throws(KeyStoreError) -> [String] {
     guard Self.isValidKid(key.record.kid) else { throw .corrupt(kid: key.record.kid, reason: "a kid is a UUID") }
     let directory = try open(create: true)!
     return try Self.locked(directory) { () throws(KeyStoreError) -> [String] in
@@ -75,7 +75,7 @@ public final class FileUserKeyStore: UserKeyStore {
     }
   }
 
-  public func update<Result>(kid: String, _ change: (inout StoredUserKey) throws -> Result) throws -> Result? {
+  package func update<Result>(kid: String, _ change: (inout StoredUserKey) throws -> Result) throws -> Result? {
     guard Self.isValidKid(kid), let directory = try open(create: false) else { return nil }
     var outcome: Swift.Result<Result?, any Error> = .success(nil)
     try Self.locked(directory) { () throws(KeyStoreError) in
@@ -92,7 +92,7 @@ public final class FileUserKeyStore: UserKeyStore {
   }
 
   @discardableResult
-  public func delete(kid: String) throws(KeyStoreError) -> Bool {
+  package func delete(kid: String) throws(KeyStoreError) -> Bool {
     guard Self.isValidKid(kid), let directory = try open(create: false) else { return false }
     return try Self.locked(directory) { () throws(KeyStoreError) -> Bool in
       guard try Self.read(kid + ".json", in: directory) != nil else { return false }

@@ -7,17 +7,17 @@ import TPMKeys
 /// hardware-wrapped blob, useless on any other machine. For APPLICATION_PIN keys the PIN is the
 /// key's authorization value: the hardware checks it and its dictionary-attack lockout counts
 /// wrong PINs, on top of the software lock policy recorded here.
-public struct HardwareKey: Sendable, Equatable {
+package struct HardwareKey: Sendable, Equatable {
   /// Which hardware store made it ("tpm").
-  public var store: String
+  package var store: String
   /// The wrapped key (for a TPM: `TPMKeyBlob.bytes`).
-  public var blob: [UInt8]
+  package var blob: [UInt8]
   /// Whether the key's authorization value is a PIN (APPLICATION_PIN).
-  public var pinProtected: Bool
+  package var pinProtected: Bool
   /// The software lock policy of a PIN key (nil without a PIN).
-  public var lockPolicy: LockPolicy?
+  package var lockPolicy: LockPolicy?
 
-  public init(store: String, blob: [UInt8], pinProtected: Bool, lockPolicy: LockPolicy?) {
+  package init(store: String, blob: [UInt8], pinProtected: Bool, lockPolicy: LockPolicy?) {
     self.store = store
     self.blob = blob
     self.pinProtected = pinProtected
@@ -47,7 +47,7 @@ public struct HardwareKey: Sendable, Equatable {
 
 /// Why a hardware key store failed. Wrong PINs and lockouts become client errors (`Abort`);
 /// the other cases stop the command (the CLI gives each its exit code).
-public enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The hardware is not usable (no TPM at the TCTI, or it went away).
   case unavailable(detail: String)
   /// The key was made by other hardware: the state directory was copied from another machine
@@ -62,7 +62,7 @@ public enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertibl
   /// `soname`, the Debian package that ships it (`debian13Package` on Debian 13), dlerror's text.
   case libraryUnavailable(soname: String, package: String, debian13Package: String, reason: String)
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .unavailable(let detail): detail
     case .foreignKey(let detail): detail
@@ -79,7 +79,7 @@ public enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertibl
 /// A `UserKeyStore` whose keys can be made and used inside hardware. `DeviceBinder` creates
 /// new keys through `createKey` when `createsHardwareKeys`, and signs with keys whose material
 /// is `.hardware` through `sign`.
-public protocol HardwareUserKeyStore: UserKeyStore {
+package protocol HardwareUserKeyStore: UserKeyStore {
   /// Whether new bindings create their key in hardware.
   var createsHardwareKeys: Bool { get }
   /// A new P-256 signing key, protected by `authValue` (empty: none).
@@ -97,39 +97,39 @@ public protocol HardwareUserKeyStore: UserKeyStore {
 ///     let store = TPMUserKeyStore(records: try FileUserKeyStore(stateDirectory: dir),
 ///                                 tcti: "device:/dev/tpmrm0")
 ///     let binder = DeviceBinder(store: store, …)   // binds and signs in the TPM
-public final class TPMUserKeyStore: HardwareUserKeyStore {
+package final class TPMUserKeyStore: HardwareUserKeyStore {
   /// Where records and blobs are kept.
-  public let backing: any UserKeyStore
+  package let backing: any UserKeyStore
   /// tpm2-tss's TCTI loader string (`TPMConfiguration.tcti`).
-  public let tcti: String
-  public let createsHardwareKeys: Bool
+  package let tcti: String
+  package let createsHardwareKeys: Bool
 
   /// `createInTPM: false` keeps using the TPM for keys already made there but creates new
   /// keys as `records` does (`--key-store file`, or `auto` without a TPM).
-  public init(records: any UserKeyStore, tcti: String = TPMConfiguration.defaultTCTI, createInTPM: Bool = true) {
+  package init(records: any UserKeyStore, tcti: String = TPMConfiguration.defaultTCTI, createInTPM: Bool = true) {
     self.backing = records
     self.tcti = tcti
     self.createsHardwareKeys = createInTPM
   }
 
   /// Whether a TPM answers at `tcti` (what `--key-store auto` decides on).
-  public static func isUsable(tcti: String) -> Bool {
+  package static func isUsable(tcti: String) -> Bool {
     (try? TPMContext(tcti: tcti)) != nil
   }
 
-  public var name: String { createsHardwareKeys ? "tpm" : backing.name }
+  package var name: String { createsHardwareKeys ? "tpm" : backing.name }
 
-  public func records() throws(KeyStoreError) -> [UserKeyRecord] { try backing.records() }
-  public func key(kid: String) throws(KeyStoreError) -> StoredUserKey? { try backing.key(kid: kid) }
+  package func records() throws(KeyStoreError) -> [UserKeyRecord] { try backing.records() }
+  package func key(kid: String) throws(KeyStoreError) -> StoredUserKey? { try backing.key(kid: kid) }
   @discardableResult
-  public func bind(_ key: StoredUserKey) throws(KeyStoreError) -> [String] { try backing.bind(key) }
-  public func update<Result>(kid: String, _ change: (inout StoredUserKey) throws -> Result) throws -> Result? {
+  package func bind(_ key: StoredUserKey) throws(KeyStoreError) -> [String] { try backing.bind(key) }
+  package func update<Result>(kid: String, _ change: (inout StoredUserKey) throws -> Result) throws -> Result? {
     try backing.update(kid: kid, change)
   }
   @discardableResult
-  public func delete(kid: String) throws(KeyStoreError) -> Bool { try backing.delete(kid: kid) }
+  package func delete(kid: String) throws(KeyStoreError) -> Bool { try backing.delete(kid: kid) }
 
-  public func createKey(authValue: [UInt8]) throws(HardwareKeyError) -> (blob: [UInt8], publicKey: P256.Signing.PublicKey) {
+  package func createKey(authValue: [UInt8]) throws(HardwareKeyError) -> (blob: [UInt8], publicKey: P256.Signing.PublicKey) {
     do {
       let blob = try TPMContext(tcti: tcti).createSigningKey(authValue: authValue)
       return (blob.bytes, try TPMContext.publicKey(of: blob))
@@ -138,11 +138,11 @@ public final class TPMUserKeyStore: HardwareUserKeyStore {
     }
   }
 
-  public func publicKey(of key: HardwareKey) throws(HardwareKeyError) -> P256.Signing.PublicKey {
+  package func publicKey(of key: HardwareKey) throws(HardwareKeyError) -> P256.Signing.PublicKey {
     do { return try TPMContext.publicKey(of: TPMKeyBlob(bytes: key.blob)) } catch { throw Self.mapped(error, tcti: tcti) }
   }
 
-  public func sign(_ message: [UInt8], with key: HardwareKey, authValue: [UInt8]) throws(HardwareKeyError) -> [UInt8] {
+  package func sign(_ message: [UInt8], with key: HardwareKey, authValue: [UInt8]) throws(HardwareKeyError) -> [UInt8] {
     do {
       let blob = try TPMKeyBlob(bytes: key.blob)
       return try TPMContext(tcti: tcti).sign(message, with: blob, authValue: authValue)
@@ -152,7 +152,7 @@ public final class TPMUserKeyStore: HardwareUserKeyStore {
   }
 
   /// The binding-side form of a TPM failure.
-  public static func mapped(_ error: TPMError, tcti: String) -> HardwareKeyError {
+  package static func mapped(_ error: TPMError, tcti: String) -> HardwareKeyError {
     switch error {
     case .unavailable(let at, let detail):
       .unavailable(detail: "no usable TPM at \(at.isEmpty ? tcti : at) (\(detail))")

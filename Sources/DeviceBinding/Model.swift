@@ -1,7 +1,7 @@
 import ProfileJSON
 
 /// How a bound key is protected: the `authenticationType` of AM's Device Binding node.
-public enum AuthenticationType: String, Sendable, CaseIterable, Equatable {
+package enum AuthenticationType: String, Sendable, CaseIterable, Equatable {
   /// Usable without user interaction (stored like the device key: 0600 in a 0700 directory).
   case none = "NONE"
   /// Encrypted under a key derived from an application PIN (`PINProtection`).
@@ -13,7 +13,7 @@ public enum AuthenticationType: String, Sendable, CaseIterable, Equatable {
 }
 
 /// The client-error outcome names AM's nodes route on (`IDToken<N>clientError`).
-public enum BindingClientError: String, Sendable, Equatable {
+package enum BindingClientError: String, Sendable, Equatable {
   case unsupported = "Unsupported"
   case timeout = "Timeout"
   case abort = "Abort"
@@ -22,38 +22,38 @@ public enum BindingClientError: String, Sendable, Equatable {
 
 /// Why binding or signing did not produce a JWS: the client error sent to AM, and the reason
 /// in words for the person at the terminal (never a PIN or key material).
-public struct BindingFailure: Error, Sendable, Equatable, CustomStringConvertible {
-  public var clientError: BindingClientError
-  public var reason: String
+package struct BindingFailure: Error, Sendable, Equatable, CustomStringConvertible {
+  package var clientError: BindingClientError
+  package var reason: String
 
-  public init(_ clientError: BindingClientError, _ reason: String) {
+  package init(_ clientError: BindingClientError, _ reason: String) {
     self.clientError = clientError
     self.reason = reason
   }
 
-  public var description: String { "\(clientError.rawValue): \(reason)" }
+  package var description: String { "\(clientError.rawValue): \(reason)" }
 }
 
 /// The public record of a bound key, as `fr-profile keys list --json` prints it.
-public struct UserKeyRecord: Sendable, Equatable {
+package struct UserKeyRecord: Sendable, Equatable {
   /// The JWS `kid`: a random UUID, AM's record id for the binding.
-  public var kid: String
+  package var kid: String
   /// AM's universal id of the user (`id=demo,ou=user,…`): the JWS `sub`.
-  public var userId: String
-  public var username: String
-  public var authType: AuthenticationType
+  package var userId: String
+  package var username: String
+  package var authType: AuthenticationType
   /// ISO 8601, UTC, seconds: "2026-11-22T17:19:36Z".
-  public var createdAt: String
+  package var createdAt: String
   /// The name of the `UserKeyStore` that holds it ("file", "memory", an embedder's).
-  public var store: String
+  package var store: String
   /// A breached app policy locked the key: it refuses to sign until `keys unlock`.
-  public var locked: Bool
+  package var locked: Bool
   /// The policy that locked it (nil when unlocked).
-  public var lockingPolicy: String?
+  package var lockingPolicy: String?
   /// The app policies evaluated before each signing, in AM's JSON form (`{}` for none).
-  public var policies: JSONObject
+  package var policies: JSONObject
 
-  public init(
+  package init(
     kid: String, userId: String, username: String, authType: AuthenticationType, createdAt: String, store: String,
     locked: Bool = false, lockingPolicy: String? = nil, policies: JSONObject = JSONObject()
   ) {
@@ -68,7 +68,7 @@ public struct UserKeyRecord: Sendable, Equatable {
     self.policies = policies
   }
 
-  public var json: JSON {
+  package var json: JSON {
     .object([
       "kid": .string(kid), "userId": .string(userId), "username": .string(username), "authType": .string(authType.rawValue),
       "createdAt": .string(createdAt), "store": .string(store), "locked": .bool(locked),
@@ -76,7 +76,7 @@ public struct UserKeyRecord: Sendable, Equatable {
     ])
   }
 
-  public init(json: JSON) throws(KeyStoreError) {
+  package init(json: JSON) throws(KeyStoreError) {
     func text(_ name: String) throws(KeyStoreError) -> String {
       guard let value = json[name]?.stringValue else {
         throw .corrupt(kid: json["kid"]?.stringValue ?? "?", reason: "record has no \"\(name)\"")
@@ -99,7 +99,7 @@ public struct UserKeyRecord: Sendable, Equatable {
 }
 
 /// How the private key is kept in the store.
-public enum KeyMaterial: Sendable, Equatable {
+package enum KeyMaterial: Sendable, Equatable {
   /// The raw 32-byte P-256 scalar (NONE and BIOMETRIC_* keys; the file mode protects it).
   case plain([UInt8])
   /// Sealed under a PIN-derived key (APPLICATION_PIN).
@@ -110,31 +110,31 @@ public enum KeyMaterial: Sendable, Equatable {
 
 /// One bound key as a store keeps it: record, key material, and for PIN keys the policies
 /// and the persisted attempt counters.
-public struct StoredUserKey: Sendable, Equatable {
-  public var record: UserKeyRecord
-  public var material: KeyMaterial
+package struct StoredUserKey: Sendable, Equatable {
+  package var record: UserKeyRecord
+  package var material: KeyMaterial
   /// The public key's JWK members `x`, `y` (base64url); nil for `silent` PIN keys, which keep
   /// no public key so that a stolen file cannot confirm a guessed PIN.
-  public var publicKey: (x: String, y: String)?
-  public var lock: PINLockState
+  package var publicKey: (x: String, y: String)?
+  package var lock: PINLockState
   /// The device identifier at binding; signing refuses (`ClientNotRegistered`) on a device
   /// whose identifier differs, e.g. from a copied state directory.
-  public var boundDeviceId: String?
+  package var boundDeviceId: String?
 
-  public init(record: UserKeyRecord, material: KeyMaterial, publicKey: (x: String, y: String)?, lock: PINLockState = PINLockState()) {
+  package init(record: UserKeyRecord, material: KeyMaterial, publicKey: (x: String, y: String)?, lock: PINLockState = PINLockState()) {
     self.record = record
     self.material = material
     self.publicKey = publicKey
     self.lock = lock
   }
 
-  public static func == (lhs: Self, rhs: Self) -> Bool {
+  package static func == (lhs: Self, rhs: Self) -> Bool {
     lhs.record == rhs.record && lhs.material == rhs.material && lhs.publicKey?.x == rhs.publicKey?.x
       && lhs.publicKey?.y == rhs.publicKey?.y && lhs.lock == rhs.lock && lhs.boundDeviceId == rhs.boundDeviceId
   }
 
   /// The document the file store writes.
-  public var json: JSON {
+  package var json: JSON {
     var object: JSONObject = ["version": 1, "record": record.json]
     switch material {
     case .plain(let scalar):
@@ -150,7 +150,7 @@ public struct StoredUserKey: Sendable, Equatable {
     return .object(object)
   }
 
-  public init(json: JSON) throws(KeyStoreError) {
+  package init(json: JSON) throws(KeyStoreError) {
     record = try UserKeyRecord(json: json["record"] ?? .null)
     let kid = record.kid
     guard let key = json["key"] else { throw .corrupt(kid: kid, reason: "no key") }

@@ -7,13 +7,13 @@ import CPAM
 #endif
 
 /// Why PAM cannot be asked at all (a refusal is a `PAMUserVerifier.Result`, not an error).
-public enum PAMError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PAMError: Error, Sendable, Equatable, CustomStringConvertible {
   /// libpam cannot be loaded (it is opened with dlopen on first use, not linked): `soname` is
   /// the library asked for, `package` the Debian package that ships it (`debian13Package` on
   /// Debian 13), `reason` dlerror's text.
   case libraryUnavailable(soname: String, package: String, debian13Package: String, reason: String)
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
       "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
@@ -27,21 +27,21 @@ public enum PAMError: Error, Sendable, Equatable, CustomStringConvertible {
 /// admin points its stack at pam_fprintd). A service with no file in the configuration
 /// directory is not configured (answered `Unsupported`), rather than falling back to PAM's
 /// `other` stack. Only this file touches libpam.
-public struct PAMUserVerifier: Sendable {
-  public static let fallbackService = "fr-profile"
-  public static let biometricService = "fr-profile-biometric"
+package struct PAMUserVerifier: Sendable {
+  package static let fallbackService = "fr-profile"
+  package static let biometricService = "fr-profile-biometric"
 
   /// The configuration directory (`pam_start_confdir`, Linux-PAM ≥ 1.4); nil is the system's
   /// (/etc/pam.d). Tests use a directory of their own with pam_permit / pam_deny.
-  public var configurationDirectory: String?
+  package var configurationDirectory: String?
   /// The local account to verify.
-  public var user: String
+  package var user: String
   /// Answers a PAM prompt (`echo` false for secrets); nil cancels the conversation.
-  public var prompt: @Sendable (_ message: String, _ echo: Bool) -> String?
+  package var prompt: @Sendable (_ message: String, _ echo: Bool) -> String?
   /// Shows PAM's informational and error messages (e.g. "Place your finger on the reader").
-  public var inform: @Sendable (_ message: String) -> Void
+  package var inform: @Sendable (_ message: String) -> Void
 
-  public init(
+  package init(
     configurationDirectory: String? = nil, user: String,
     prompt: @escaping @Sendable (String, Bool) -> String? = { _, _ in nil },
     inform: @escaping @Sendable (String) -> Void = { _ in }
@@ -53,7 +53,7 @@ public struct PAMUserVerifier: Sendable {
   }
 
   /// The service for an authentication type (nil for NONE and APPLICATION_PIN).
-  public static func service(for type: AuthenticationType) -> String? {
+  package static func service(for type: AuthenticationType) -> String? {
     switch type {
     case .biometricOnly: biometricService
     case .biometricAllowFallback: fallbackService
@@ -62,13 +62,13 @@ public struct PAMUserVerifier: Sendable {
   }
 
   /// Whether `service` has a regular file in the configuration directory.
-  public func isConfigured(_ service: String) -> Bool {
+  package func isConfigured(_ service: String) -> Bool {
     var info = stat()
     let path = (configurationDirectory ?? "/etc/pam.d") + "/" + service
     return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
   }
 
-  public enum Result: Sendable, Equatable {
+  package enum Result: Sendable, Equatable {
     case verified
     case notConfigured
     /// PAM said no (wrong finger, wrong password, account locked, conversation cancelled).
@@ -76,7 +76,7 @@ public struct PAMUserVerifier: Sendable {
   }
 
   /// Loads libpam (dlopen, once per process; Sources/CPAM/include/CPAM.h), or says why not.
-  public static func loadLibrary() throws(PAMError) {
+  package static func loadLibrary() throws(PAMError) {
     var reason: UnsafePointer<CChar>?
     guard frp_pam_load(&reason) == 0 else { return }
     // libpam0g on Debian 12 (checked with apt-cache); the same name on Debian 13 is what the
@@ -88,7 +88,7 @@ public struct PAMUserVerifier: Sendable {
 
   /// Runs `pam_authenticate` and `pam_acct_mgmt` for `user` on `service`. Throws only when
   /// libpam cannot be loaded; an unconfigured service is answered without loading it.
-  public func verify(service: String) throws(PAMError) -> Result {
+  package func verify(service: String) throws(PAMError) -> Result {
     guard isConfigured(service) else { return .notConfigured }
     try Self.loadLibrary()
     let box = Unmanaged.passRetained(ConversationBox(prompt: prompt, inform: inform))

@@ -9,26 +9,26 @@ import ProfileJSON
 /// such as 1234 or dcba) and `REP=n` (at most n equal characters in a row). A maximum of 0
 /// for a class is read as "no limit" unless its minimum is also 0 and the parameter was
 /// written as `M…=0` explicitly, which forbids the class.
-public struct PINPolicy: Sendable, Equatable, CustomStringConvertible {
-  public var minimumLength = 4
-  public var maximumLength = 64
+package struct PINPolicy: Sendable, Equatable, CustomStringConvertible {
+  package var minimumLength = 4
+  package var maximumLength = 64
   /// (minimum, maximum) per class; maximum nil = unlimited.
-  public var digits: (Int, Int?) = (0, nil)
-  public var upper: (Int, Int?) = (0, nil)
-  public var lower: (Int, Int?) = (0, nil)
-  public var letters: (Int, Int?) = (0, nil)
-  public var others: (Int, Int?) = (0, nil)
-  public var maximumSequence: Int?
-  public var maximumRepeat: Int?
-  public private(set) var description: String
+  package var digits: (Int, Int?) = (0, nil)
+  package var upper: (Int, Int?) = (0, nil)
+  package var lower: (Int, Int?) = (0, nil)
+  package var letters: (Int, Int?) = (0, nil)
+  package var others: (Int, Int?) = (0, nil)
+  package var maximumSequence: Int?
+  package var maximumRepeat: Int?
+  package private(set) var description: String
 
   /// fr-profile's default: 6 to 64 characters, no run of more than 3 (123, abc) and no
   /// character more than twice in a row.
-  public static let `default` = try! PINPolicy(parsing: "MINLEN=6;MAXLEN=64;SEQ=3;REP=2")
+  package static let `default` = try! PINPolicy(parsing: "MINLEN=6;MAXLEN=64;SEQ=3;REP=2")
 
-  public static func == (lhs: Self, rhs: Self) -> Bool { lhs.description == rhs.description }
+  package static func == (lhs: Self, rhs: Self) -> Bool { lhs.description == rhs.description }
 
-  public init(parsing text: String) throws(PINPolicyError) {
+  package init(parsing text: String) throws(PINPolicyError) {
     description = text
     let classes = ["NUM", "UP", "LOW", "ALPHA", "NALPHA"]
     for part in text.split(separator: ";", omittingEmptySubsequences: true) {
@@ -67,7 +67,7 @@ public struct PINPolicy: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// The first rule `pin` breaks, in words; nil when it is acceptable. Never echoes the PIN.
-  public func violation(_ pin: String) -> String? {
+  package func violation(_ pin: String) -> String? {
     let characters = Array(pin.unicodeScalars)
     if characters.count < minimumLength { return "a PIN needs at least \(minimumLength) characters" }
     if characters.count > maximumLength { return "a PIN may have at most \(maximumLength) characters" }
@@ -109,9 +109,9 @@ public struct PINPolicy: Sendable, Equatable, CustomStringConvertible {
   }
 }
 
-public enum PINPolicyError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PINPolicyError: Error, Sendable, Equatable, CustomStringConvertible {
   case syntax(String)
-  public var description: String {
+  package var description: String {
     switch self {
     case .syntax(let text): "PIN policy: \(text)"
     }
@@ -119,7 +119,7 @@ public enum PINPolicyError: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 /// What wrong PINs cost.
-public enum LockPolicy: Sendable, Equatable, CustomStringConvertible {
+package enum LockPolicy: Sendable, Equatable, CustomStringConvertible {
   /// Unlimited attempts (each still costs one scrypt derivation).
   case none
   /// After `attempts` wrong PINs in a row the key refuses to sign until it is bound again.
@@ -133,7 +133,7 @@ public enum LockPolicy: Sendable, Equatable, CustomStringConvertible {
   case silent
 
   /// `none`, `lock` (5 attempts), `lock:N`, `delay`, `silent`.
-  public init(parsing text: String) throws(PINPolicyError) {
+  package init(parsing text: String) throws(PINPolicyError) {
     let lowered = text.lowercased()
     switch lowered {
     case "none": self = .none
@@ -149,7 +149,7 @@ public enum LockPolicy: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .none: "none"
     case .lock(let attempts): "lock:\(attempts)"
@@ -166,14 +166,14 @@ public enum LockPolicy: Sendable, Equatable, CustomStringConvertible {
 
 /// Wrong-PIN bookkeeping, persisted with the key. `failures` is raised *before* a PIN is
 /// tried and reset after a success, so a crash mid-attempt counts as a failure.
-public struct PINLockState: Sendable, Equatable {
-  public var failures = 0
+package struct PINLockState: Sendable, Equatable {
+  package var failures = 0
   /// Unix seconds of the last failure (for `delay`).
-  public var lastFailure = 0
+  package var lastFailure = 0
   /// Set by `lock` when the limit is reached; only binding again clears it.
-  public var lockedOut = false
+  package var lockedOut = false
 
-  public init(failures: Int = 0, lastFailure: Int = 0, lockedOut: Bool = false) {
+  package init(failures: Int = 0, lastFailure: Int = 0, lockedOut: Bool = false) {
     self.failures = failures
     self.lastFailure = lastFailure
     self.lockedOut = lockedOut
@@ -200,19 +200,19 @@ public struct PINLockState: Sendable, Equatable {
 /// against such an attacker, only slow (README, "Device binding"). The sealing is AES-256-GCM
 /// for `none`, `lock` and `delay` (a wrong PIN is detected and counted), and a one-time XOR pad
 /// from the same derivation for `silent` (a wrong PIN goes unnoticed here).
-public struct PINProtectedKey: Sendable, Equatable {
-  public var salt: [UInt8]
-  public var costLog2: Int
-  public var blockSize: Int
-  public var parallelism: Int
+package struct PINProtectedKey: Sendable, Equatable {
+  package var salt: [UInt8]
+  package var costLog2: Int
+  package var blockSize: Int
+  package var parallelism: Int
   /// AES-GCM nonce ‖ ciphertext ‖ tag, or the XOR-padded scalar for `silent`.
-  public var sealed: [UInt8]
-  public var pinPolicy: String
-  public var lockPolicy: LockPolicy
+  package var sealed: [UInt8]
+  package var pinPolicy: String
+  package var lockPolicy: LockPolicy
 
-  public static let defaultCostLog2 = 17
+  package static let defaultCostLog2 = 17
 
-  public init(
+  package init(
     salt: [UInt8], costLog2: Int, blockSize: Int, parallelism: Int, sealed: [UInt8], pinPolicy: String, lockPolicy: LockPolicy
   ) {
     self.salt = salt
@@ -225,7 +225,7 @@ public struct PINProtectedKey: Sendable, Equatable {
   }
 
   /// Seals `scalar` under `pin`. `costLog2` is lowered only by tests of this library.
-  public static func seal(
+  package static func seal(
     scalar: [UInt8], pin: String, pinPolicy: PINPolicy, lockPolicy: LockPolicy, costLog2: Int = defaultCostLog2
   ) throws -> PINProtectedKey {
     let salt = (0..<16).map { _ in UInt8.random(in: 0...255) }
@@ -243,7 +243,7 @@ public struct PINProtectedKey: Sendable, Equatable {
 
   /// The scalar for `pin`; nil when GCM says the PIN is wrong. Under `silent` a wrong PIN
   /// returns a different scalar.
-  public func open(pin: String) throws -> [UInt8]? {
+  package func open(pin: String) throws -> [UInt8]? {
     let derived = try derive(pin)
     if lockPolicy == .silent {
       return zip(sealed, derived.withUnsafeBytes { Array($0) }).map { $0 ^ $1 }

@@ -2,24 +2,24 @@ import Collectors
 import ProfileJSON
 
 /// What app policies may look at on this device.
-public struct PolicyContext: Sendable {
-  public var system: SystemSource
+package struct PolicyContext: Sendable {
+  package var system: SystemSource
   /// Whether a biometric user verification (PAM service `fr-profile-biometric`) is usable.
-  public var biometricAvailable: @Sendable () -> Bool
+  package var biometricAvailable: @Sendable () -> Bool
 
-  public init(system: SystemSource, biometricAvailable: @escaping @Sendable () -> Bool) {
+  package init(system: SystemSource, biometricAvailable: @escaping @Sendable () -> Bool) {
     self.system = system
     self.biometricAvailable = biometricAvailable
   }
 }
 
 /// The outcome of one policy on this device.
-public enum PolicyOutcome: Sendable, Equatable {
+package enum PolicyOutcome: Sendable, Equatable {
   case holds(String)
   case breached(String)
 
-  public var isBreached: Bool { if case .breached = self { true } else { false } }
-  public var detail: String {
+  package var isBreached: Bool { if case .breached = self { true } else { false } }
+  package var detail: String {
     switch self {
     case .holds(let text), .breached(let text): text
     }
@@ -29,7 +29,7 @@ public enum PolicyOutcome: Sendable, Equatable {
 /// An app policy (the SDKs' authenticator policies): evaluated on this device before every
 /// signing with its parameters from AM's JSON form, e.g. `{"deviceTampering": {"score": 0.8}}`.
 /// Embedders add their own by conforming and registering with `PolicyEvaluator`.
-public protocol DevicePolicy: Sendable {
+package protocol DevicePolicy: Sendable {
   /// The key in the policies JSON.
   var name: String { get }
   /// Checks `parameters` when a binding records the policy; throws a message naming the field.
@@ -37,19 +37,19 @@ public protocol DevicePolicy: Sendable {
   func evaluate(_ parameters: JSON, context: PolicyContext) -> PolicyOutcome
 }
 
-public struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
-  public var description: String
-  public init(_ description: String) { self.description = description }
+package struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
+  package var description: String
+  package init(_ description: String) { self.description = description }
 }
 
 /// `deviceTampering`: breached when the tamper score (`jailBreakScore`) is above `score`
 /// (default 0.8, the SDKs' default).
-public struct DeviceTamperingPolicy: DevicePolicy {
-  public var detectors: [any TamperDetector]
-  public init(detectors: [any TamperDetector] = TamperScore.defaultDetectors) { self.detectors = detectors }
-  public var name: String { "deviceTampering" }
+package struct DeviceTamperingPolicy: DevicePolicy {
+  package var detectors: [any TamperDetector]
+  package init(detectors: [any TamperDetector] = TamperScore.defaultDetectors) { self.detectors = detectors }
+  package var name: String { "deviceTampering" }
 
-  public func validate(_ parameters: JSON) throws(PolicyError) {
+  package func validate(_ parameters: JSON) throws(PolicyError) {
     guard case .object(let object) = parameters else {
       throw PolicyError("policy deviceTampering: its value must be an object like {\"score\": 0.8}")
     }
@@ -60,7 +60,7 @@ public struct DeviceTamperingPolicy: DevicePolicy {
     }
   }
 
-  public func evaluate(_ parameters: JSON, context: PolicyContext) -> PolicyOutcome {
+  package func evaluate(_ parameters: JSON, context: PolicyContext) -> PolicyOutcome {
     let limit = parameters["score"]?.numberValue ?? 0.8
     let report = TamperScore.evaluate(detectors, CollectionContext(system: context.system))
     let fired = report.results.filter { $0.finding.score > 0 }.map(\.name)
@@ -72,15 +72,15 @@ public struct DeviceTamperingPolicy: DevicePolicy {
 }
 
 /// `biometricAvailable`: breached when no biometric PAM service is usable.
-public struct BiometricAvailablePolicy: DevicePolicy {
-  public init() {}
-  public var name: String { "biometricAvailable" }
+package struct BiometricAvailablePolicy: DevicePolicy {
+  package init() {}
+  package var name: String { "biometricAvailable" }
 
-  public func validate(_ parameters: JSON) throws(PolicyError) {
+  package func validate(_ parameters: JSON) throws(PolicyError) {
     guard case .object = parameters else { throw PolicyError("policy biometricAvailable: its value must be an object ({})") }
   }
 
-  public func evaluate(_ parameters: JSON, context: PolicyContext) -> PolicyOutcome {
+  package func evaluate(_ parameters: JSON, context: PolicyContext) -> PolicyOutcome {
     context.biometricAvailable()
       ? .holds("PAM service \(PAMUserVerifier.biometricService) is configured")
       : .breached("no PAM service \(PAMUserVerifier.biometricService) is configured")
@@ -88,15 +88,15 @@ public struct BiometricAvailablePolicy: DevicePolicy {
 }
 
 /// The registered policies, and evaluation of a policies object against them.
-public struct PolicyEvaluator: Sendable {
-  public var policies: [any DevicePolicy]
+package struct PolicyEvaluator: Sendable {
+  package var policies: [any DevicePolicy]
 
-  public init(policies: [any DevicePolicy] = [DeviceTamperingPolicy(), BiometricAvailablePolicy()]) {
+  package init(policies: [any DevicePolicy] = [DeviceTamperingPolicy(), BiometricAvailablePolicy()]) {
     self.policies = policies
   }
 
   /// Parses AM's JSON form; every name must be registered and its parameters valid.
-  public func parse(_ text: String) throws(PolicyError) -> JSONObject {
+  package func parse(_ text: String) throws(PolicyError) -> JSONObject {
     let value: JSON
     do { value = try JSONParser.parse(Array(text.utf8)) } catch { throw PolicyError("policies are not JSON: \(error)") }
     guard case .object(let object) = value else {
@@ -106,7 +106,7 @@ public struct PolicyEvaluator: Sendable {
     return object
   }
 
-  public func validate(_ object: JSONObject) throws(PolicyError) {
+  package func validate(_ object: JSONObject) throws(PolicyError) {
     for member in object.members {
       guard let policy = policies.first(where: { $0.name == member.key }) else {
         throw PolicyError("unknown policy \"\(member.key)\"; known: \(policies.map(\.name).joined(separator: ", "))")
@@ -116,7 +116,7 @@ public struct PolicyEvaluator: Sendable {
   }
 
   /// Every policy's outcome, in the object's order. A name no longer registered is breached.
-  public func evaluate(_ object: JSONObject, context: PolicyContext) -> [(name: String, outcome: PolicyOutcome)] {
+  package func evaluate(_ object: JSONObject, context: PolicyContext) -> [(name: String, outcome: PolicyOutcome)] {
     object.members.map { member in
       guard let policy = policies.first(where: { $0.name == member.key }) else {
         return (member.key, .breached("no such policy is registered in this client"))
@@ -126,7 +126,7 @@ public struct PolicyEvaluator: Sendable {
   }
 
   /// The first breached policy, nil when all hold.
-  public func firstBreach(_ object: JSONObject, context: PolicyContext) -> (name: String, outcome: PolicyOutcome)? {
+  package func firstBreach(_ object: JSONObject, context: PolicyContext) -> (name: String, outcome: PolicyOutcome)? {
     for member in object.members {
       let outcome = evaluate(JSONObject([member]), context: context)[0]
       if outcome.outcome.isBreached { return outcome }

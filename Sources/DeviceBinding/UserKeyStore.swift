@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// Every method is atomic with respect to the others, also across processes for stores that
 /// are shared (the file store locks its directory).
-public protocol UserKeyStore: Sendable {
+package protocol UserKeyStore: Sendable {
   /// A short name recorded in each `UserKeyRecord.store` ("file", "memory").
   var name: String { get }
   /// All keys' public records, sorted by username then createdAt.
@@ -26,7 +26,7 @@ public protocol UserKeyStore: Sendable {
 }
 
 /// Why a store could not do what was asked. The CLI maps each case to a message and exit code.
-public enum KeyStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum KeyStoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// A stored key does not parse; nothing was changed.
   case corrupt(kid: String, reason: String)
   /// The store's directory or a file in it failed a safety check or an I/O call; `detail`
@@ -34,7 +34,7 @@ public enum KeyStoreError: Error, Sendable, Equatable, CustomStringConvertible {
   case unsafe(detail: String)
   case io(detail: String)
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .corrupt(let kid, let reason): "the bound key \(kid) is corrupt (\(reason))"
     case .unsafe(let detail): detail
@@ -45,30 +45,30 @@ public enum KeyStoreError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension UserKeyStore {
   /// The key bound for `userId`, nil when none.
-  public func key(userId: String) throws(KeyStoreError) -> StoredUserKey? {
+  package func key(userId: String) throws(KeyStoreError) -> StoredUserKey? {
     guard let record = try records().first(where: { $0.userId == userId }) else { return nil }
     return try key(kid: record.kid)
   }
 }
 
 /// A store in memory, for embedders that keep keys elsewhere and for tests.
-public final class InMemoryUserKeyStore: UserKeyStore {
+package final class InMemoryUserKeyStore: UserKeyStore {
   private let keys = Mutex<[String: StoredUserKey]>([:])
 
-  public init() {}
+  package init() {}
 
-  public var name: String { "memory" }
+  package var name: String { "memory" }
 
-  public func records() throws(KeyStoreError) -> [UserKeyRecord] {
+  package func records() throws(KeyStoreError) -> [UserKeyRecord] {
     sortedRecords(keys.withLock { Array($0.values.map(\.record)) })
   }
 
-  public func key(kid: String) throws(KeyStoreError) -> StoredUserKey? {
+  package func key(kid: String) throws(KeyStoreError) -> StoredUserKey? {
     keys.withLock { $0[kid] }
   }
 
   @discardableResult
-  public func bind(_ key: StoredUserKey) throws(KeyStoreError) -> [String] {
+  package func bind(_ key: StoredUserKey) throws(KeyStoreError) -> [String] {
     keys.withLock { keys in
       let replaced = keys.values.filter { $0.record.userId == key.record.userId }.map(\.record.kid)
       for kid in replaced { keys[kid] = nil }
@@ -77,7 +77,7 @@ public final class InMemoryUserKeyStore: UserKeyStore {
     }
   }
 
-  public func update<Result>(kid: String, _ change: (inout StoredUserKey) throws -> Result) throws -> Result? {
+  package func update<Result>(kid: String, _ change: (inout StoredUserKey) throws -> Result) throws -> Result? {
     try keys.withLock { keys in
       guard var key = keys[kid] else { return nil }
       let result = try change(&key)
@@ -87,7 +87,7 @@ public final class InMemoryUserKeyStore: UserKeyStore {
   }
 
   @discardableResult
-  public func delete(kid: String) throws(KeyStoreError) -> Bool {
+  package func delete(kid: String) throws(KeyStoreError) -> Bool {
     keys.withLock { $0.removeValue(forKey: kid) != nil }
   }
 }

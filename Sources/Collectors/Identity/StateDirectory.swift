@@ -18,7 +18,7 @@
 /// with `fstat` after opening (`FileRequirement`).
 ///
 /// Changes are serialised with `lock()` (an exclusive `flock` on `.lock` in the directory).
-/// Files are replaced atomically (`write(_:_:requirement:replace:)`): an unnamed `O_TMPFILE`
+/// Files are replaced atomically (`write(_:_:mode:replace:)`): an unnamed `O_TMPFILE`
 /// linked in when the file system supports it, else an `O_EXCL` file with a random name;
 /// data and directory are fsynced. Temporaries a crash left behind carry the prefix
 /// `temporaryPrefix` and are removed by `removeStaleTemporaries`.
