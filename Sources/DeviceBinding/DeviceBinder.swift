@@ -116,27 +116,40 @@ package struct DeviceBinder: Sendable {
   package func answer(_ step: inout AuthenticateStep) async throws -> [Outcome] {
     var outcomes: [Outcome] = []
     for callback in step.callbacks ?? [] {
-      if let request = try DeviceBindingRequest(callback) {
-        switch try await bindOrFail(request) {
-        case .success(let result):
-          try step.answer(callback.index, binding: .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId))
-          outcomes.append(Outcome(index: callback.index, type: DeviceBindingRequest.callbackType, kid: result.kid))
-        case .failure(let failure):
-          try step.answer(callback.index, binding: .clientError(failure.clientError.rawValue))
-          outcomes.append(Outcome(index: callback.index, type: DeviceBindingRequest.callbackType, failure: failure))
-        }
-      } else if let request = try DeviceSigningRequest(callback) {
-        switch try await signOrFail(request) {
-        case .success(let result):
-          try step.answer(callback.index, binding: .jws(result.jws))
-          outcomes.append(Outcome(index: callback.index, type: DeviceSigningRequest.callbackType, kid: result.kid))
-        case .failure(let failure):
-          try step.answer(callback.index, binding: .clientError(failure.clientError.rawValue))
-          outcomes.append(Outcome(index: callback.index, type: DeviceSigningRequest.callbackType, failure: failure))
-        }
-      }
+      if let outcome = try await answer(&step, callback: callback.index) { outcomes.append(outcome) }
     }
     return outcomes
+  }
+
+  /// Answers the binding or signing callback at `index` in place, the one answer path of both
+  /// (a JWS, or the client error AM routes on); nil, and nothing changed, for another type.
+  package func answer(_ step: inout AuthenticateStep, callback index: Int) async throws -> Outcome? {
+    guard let callback = step.callbacks?.first(where: { $0.index == index }) else { return nil }
+    let answer: DeviceBindingAnswer
+    let outcome: Outcome
+    if let request = try DeviceBindingRequest(callback) {
+      switch try await bindOrFail(request) {
+      case .success(let result):
+        answer = .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId)
+        outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, kid: result.kid)
+      case .failure(let failure):
+        answer = .clientError(failure.clientError.rawValue)
+        outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, failure: failure)
+      }
+    } else if let request = try DeviceSigningRequest(callback) {
+      switch try await signOrFail(request) {
+      case .success(let result):
+        answer = .jws(result.jws)
+        outcome = Outcome(index: index, type: DeviceSigningRequest.callbackType, kid: result.kid)
+      case .failure(let failure):
+        answer = .clientError(failure.clientError.rawValue)
+        outcome = Outcome(index: index, type: DeviceSigningRequest.callbackType, failure: failure)
+      }
+    } else {
+      return nil
+    }
+    try step.answer(index, binding: answer)
+    return outcome
   }
 
   /// `bind`, with the client error as a value (other errors still thrown).

@@ -301,43 +301,23 @@ enum TerminalKeySelector {
 }
 
 extension StepAnswerer {
-  /// Answers a DeviceBindingCallback (`bind`) or DeviceSigningVerifierCallback (`sign`) at
-  /// `index`; a client error is sent to AM (its outcome decides) and reported on stderr.
-  func answerBinding(
-    _ step: inout AuthenticateStep, index: Int, bind: DeviceBindingRequest? = nil, sign: DeviceSigningRequest? = nil
-  ) throws {
+  /// Answers the DeviceBindingCallback or DeviceSigningVerifierCallback at `index` through the
+  /// binder's one answer path; a client error is sent to AM (its outcome decides) and reported
+  /// on stderr.
+  func answerBinding(_ step: inout AuthenticateStep, index: Int) throws {
     let settings = settings
     let system = try settings.systemSource()
     let setup = BindingSetup(options: binding, settings: settings, interactive: true)
     let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
     do {
-      if let bind {
-        let answer: DeviceBindingAnswer
-        let outcome: DeviceBinder.Outcome
-        switch try runBlocking({ try await binder.bindOrFail(bind) }) {
-        case .success(let result):
-          answer = .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId)
-          outcome = .init(index: index, type: DeviceBindingRequest.callbackType, kid: result.kid)
-        case .failure(let failure):
-          answer = .clientError(failure.clientError.rawValue)
-          outcome = .init(index: index, type: DeviceBindingRequest.callbackType, failure: failure)
-        }
-        try step.answer(index, binding: answer)
-        BindingSetup.report(outcome, verbose: settings.verbose)
-      } else if let sign {
-        let answer: DeviceBindingAnswer
-        let outcome: DeviceBinder.Outcome
-        switch try runBlocking({ try await binder.signOrFail(sign) }) {
-        case .success(let result):
-          answer = .jws(result.jws)
-          outcome = .init(index: index, type: DeviceSigningRequest.callbackType, kid: result.kid)
-        case .failure(let failure):
-          answer = .clientError(failure.clientError.rawValue)
-          outcome = .init(index: index, type: DeviceSigningRequest.callbackType, failure: failure)
-        }
-        try step.answer(index, binding: answer)
-        BindingSetup.report(outcome, verbose: settings.verbose)
+      let current = step
+      let (answered, outcome) = try runBlocking {
+        var copy = current
+        let outcome = try await binder.answer(&copy, callback: index)
+        return (copy, outcome)
       }
+      step = answered
+      if let outcome { BindingSetup.report(outcome, verbose: settings.verbose) }
     } catch {
       throw BindingExit.failure(forAny: error)
     }

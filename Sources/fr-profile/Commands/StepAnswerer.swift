@@ -53,10 +53,8 @@ final class StepAnswerer {
         try step.answer(index, choosing: try choose(prompt, options: options, default: defaultChoice, kind: kind))
       case .deviceProfile:
         profileRequested = true
-      case .deviceBinding(let bindingRequest):
-        try answerBinding(&step, index: index, bind: bindingRequest)
-      case .deviceSigning(let signingRequest):
-        try answerBinding(&step, index: index, sign: signingRequest)
+      case .deviceBinding, .deviceSigning:
+        try answerBinding(&step, index: index)
       }
     }
     if profileRequested { try answerDeviceProfiles(&step) }
