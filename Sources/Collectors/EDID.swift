@@ -41,9 +41,12 @@ package enum EDIDError: Error, Equatable, CustomStringConvertible {
 ///            54–55 pixel clock (10 kHz, little endian; 0 = not a timing)
 ///            56 horizontal active, low 8 bits   58 high nibble: its bits 8–11
 ///            59 vertical active, low 8 bits     61 high nibble: its bits 8–11
+///            71 bit 7: interlaced (the vertical active lines are one field's: the frame has
+///               twice as many, which is what edid-decode and the kernel's modes report)
 ///     127    checksum: the 128 bytes sum to 0 modulo 256
 ///
-/// Extension blocks (CTA-861, DisplayID) are ignored.
+/// Extension blocks (CTA-861, DisplayID) are ignored: a DisplayID-only panel, whose base block
+/// has no detailed timing, gives `noPreferredTiming` and the connector's `modes` decide.
 package func parseEDID(_ bytes: [UInt8]) -> Result<DisplayMode, EDIDError> {
   guard bytes.count >= 128 else { return .failure(.tooShort(count: bytes.count)) }
   guard bytes[0..<8].elementsEqual([0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00]) else {
@@ -53,7 +56,8 @@ package func parseEDID(_ bytes: [UInt8]) -> Result<DisplayMode, EDIDError> {
   guard sum == 0 else { return .failure(.badChecksum(sum: sum)) }
   let pixelClock = Int(bytes[54]) | Int(bytes[55]) << 8
   let width = Int(bytes[56]) | Int(bytes[58] & 0xF0) << 4
-  let height = Int(bytes[59]) | Int(bytes[61] & 0xF0) << 4
+  let lines = Int(bytes[59]) | Int(bytes[61] & 0xF0) << 4
+  let height = bytes[71] & 0x80 != 0 ? 2 * lines : lines
   guard pixelClock != 0, width > 0, height > 0 else { return .failure(.noPreferredTiming) }
   return .success(DisplayMode(width: width, height: height))
 }

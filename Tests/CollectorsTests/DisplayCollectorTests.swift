@@ -40,6 +40,19 @@ private func collect(_ devices: [UdevDevice], files: [String: [UInt8]] = [:]) th
     #expect(display == ["width": 1280, "height": 800, "orientation": 1])
   }
 
+  @Test("a DisplayID-only panel (no detailed timing in block 0) takes the first of its modes")
+  func displayIDOnlyPanelUsesModes() throws {
+    let devices = [connector("eDP-1", "connected", modes: "2560x1600\n1920x1200\n")]
+    let display = try collect(devices, files: ["\(gpu)/card0-eDP-1/edid": RealEDID.displayIDOnly])
+    #expect(display == ["width": 2560, "height": 1600, "orientation": 1])
+  }
+
+  @Test func interlacedMonitorReportsItsFrameHeight() throws {
+    let devices = [connector("HDMI-A-1", "connected", modes: "1920x1080i\n1280x720\n")]
+    let display = try collect(devices, files: ["\(gpu)/card0-HDMI-A-1/edid": RealEDID.interlaced1920x1080i])
+    #expect(display == ["width": 1920, "height": 1080, "orientation": 1])
+  }
+
   @Test func firstModeWhenThereIsNoEDID() throws {
     let display = try collect([connector("Virtual-1", "connected", modes: "1280x800\n1024x768\n")])
     #expect(display == ["width": 1280, "height": 800, "orientation": 1])

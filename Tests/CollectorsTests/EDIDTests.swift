@@ -16,6 +16,17 @@ import Testing
     #expect(parseEDID(edid) == .success(mode))
   }
 
+  @Test("an interlaced preferred timing reports the frame, not the field: 1920x1080i is 1920x1080")
+  func interlacedTimingReportsTheFrameHeight() {
+    #expect(RealEDID.interlaced1920x1080i.count == 128)
+    #expect(parseEDID(RealEDID.interlaced1920x1080i) == .success(DisplayMode(width: 1920, height: 1080)))
+  }
+
+  @Test func displayIDOnlyPanelHasNoPreferredTimingInItsBaseBlock() {
+    #expect(RealEDID.displayIDOnly.count == 256)
+    #expect(parseEDID(RealEDID.displayIDOnly) == .failure(.noPreferredTiming))
+  }
+
   @Test func ignoresExtensionBlocksAfterTheBaseBlock() {
     let withExtension = RealEDID.auo1920x1200 + [0x02, 0x03] + Array(repeating: 0, count: 126)
     #expect(parseEDID(withExtension) == .success(DisplayMode(width: 1920, height: 1200)))

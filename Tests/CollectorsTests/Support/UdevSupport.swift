@@ -71,4 +71,31 @@ enum RealEDID {
     023A801871382D40582C45000F282100001E000000FD00384C1E5311000A202020202020000000FC00554D4F434B2048444D49203234\
     000000FF00554D44303031323334350A20200096
     """)
+
+  /// The umock monitor with the 1920x1080i detailed timing of CTA-861 VIC 5 as its preferred
+  /// timing, the way TVs and AV receivers carry it (348 of the 140,982 EDIDs of the public
+  /// linuxhw/EDID corpus have an interlaced preferred timing): 74.25 MHz, 1920 active of 2200,
+  /// 540 active lines per field of 562, byte 17 bit 7 set (interlaced). edid-decode and the
+  /// kernel's mode list report 1920x1080i.
+  static let interlaced1920x1080i = withChecksum(
+    Array(umockHDMI1920x1080[0..<54])
+      + bytesFromHex("011D8018711C1620582C2500C48E2100009E") + Array(umockHDMI1920x1080[72..<128]))
+
+  /// A DisplayID-only panel: the base block's four descriptors hold no detailed timing (a dummy
+  /// descriptor where the preferred timing would be, then the AUO panel's three display
+  /// descriptors; 199 EDIDs of the corpus are like this) and its timings are in a DisplayID
+  /// extension block (tag 0x70), which the parser does not read, so the connector's `modes` decide.
+  static let displayIDOnly =
+    withChecksum(
+      Array(auo2560x1440[0..<54]) + bytesFromHex("000000100000000000000000000000000000") + Array(auo2560x1440[72..<126])
+        + [0x01, 0x00])
+    + withChecksum([0x70, 0x13, 0x79, 0x00, 0x00] + Array(repeating: 0, count: 123))
+
+  /// `block` with its last byte set so that its bytes sum to 0 modulo 256.
+  static func withChecksum(_ block: [UInt8]) -> [UInt8] {
+    var block = block
+    block[127] = 0
+    block[127] = 0 &- block.reduce(UInt8(0), &+)
+    return block
+  }
 }
