@@ -24,8 +24,6 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     // 4.x: imports only FoundationEssentials (3.x drags in full Foundation and ICU).
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-    // JWS/JWK for device binding (ES256).
-    .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
   ],
   targets: [
     .executableTarget(
@@ -97,7 +95,7 @@ let package = Package(
     // protocol and Collectors. Collection knows nothing of AM.
     .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
     // Device binding and signing (AM's Device Binding / Device Signing Verifier nodes): bound
-    // user keys behind UserKeyStore, ES256 JWS via jwt-kit, PIN protection (scrypt), app
+    // user keys behind UserKeyStore, ES256 JWS over swift-crypto (JWS.swift), PIN protection (scrypt), app
     // policies, PAM user verification. Never on collect's path.
     .target(
       name: "DeviceBinding",
@@ -109,7 +107,6 @@ let package = Package(
         "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
-        .product(name: "JWTKit", package: "jwt-kit"),
       ]
     ),
     // libpam (user verification for BIOMETRIC_* keys); only DeviceBinding/PAM.swift imports it.

@@ -215,14 +215,12 @@ package struct DeviceBinder: Sendable {
 
     let kid = Self.randomUUID()
     let seconds = Int(now())
-    let claims: [(String, JSON)] = [
-      ("sub", .string(request.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
-      ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
-      ("exp", .number(Double(seconds + Self.jwsLifetime(request.timeout)))), ("platform", "linux"),
-    ]
+    let claims = BindingJWS.claims(
+      subject: request.userId, issuer: applicationId, challenge: request.challenge, seconds: seconds,
+      timeout: request.timeout, binding: true)
     let jws: String
     do {
-      jws = try await BindingJWS.sign(claims: claims, key: privateKey, kid: kid, includeJWK: true)
+      jws = try BindingJWS.sign(claims: claims, key: privateKey, kid: kid, includeJWK: true)
     } catch {
       throw BindingFailure(.unsupported, "cannot sign the binding JWS: \(error)")
     }
@@ -299,15 +297,12 @@ package struct DeviceBinder: Sendable {
       throw BindingFailure(.abort, "the PIN did not open the key")
     }
     let seconds = Int(now())
-    var claims: [(String, JSON)] = [
-      ("sub", .string(stored.record.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
-      ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
-      ("exp", .number(Double(seconds + Self.jwsLifetime(request.timeout)))),
-    ]
-    claims += customClaims
+    let claims = BindingJWS.claims(
+      subject: stored.record.userId, issuer: applicationId, challenge: request.challenge, seconds: seconds,
+      timeout: request.timeout, binding: false, custom: customClaims)
     do {
       return SigningResult(
-        jws: try await BindingJWS.sign(claims: claims, key: privateKey, kid: record.kid, includeJWK: false), kid: record.kid)
+        jws: try BindingJWS.sign(claims: claims, key: privateKey, kid: record.kid, includeJWK: false), kid: record.kid)
     } catch {
       throw BindingFailure(.abort, "cannot sign: \(error)")
     }

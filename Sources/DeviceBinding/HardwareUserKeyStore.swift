@@ -200,11 +200,9 @@ extension DeviceBinder {
 
     let kid = Self.randomUUID()
     let seconds = Int(now())
-    let claims: [(String, JSON)] = [
-      ("sub", .string(request.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
-      ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
-      ("exp", .number(Double(seconds + request.timeout))), ("platform", "linux"),
-    ]
+    let claims = BindingJWS.claims(
+      subject: request.userId, issuer: applicationId, challenge: request.challenge, seconds: seconds,
+      timeout: request.timeout, binding: true)
     let jws = try hardwareJWS(claims: claims, publicKey: publicKey, kid: kid, includeJWK: true) { input in
       try hardware.sign(input, with: material, authValue: authValue)
     }
@@ -234,12 +232,9 @@ extension DeviceBinder {
     if !key.pinProtected { try verifyUser(stored.record.authType) }
     let publicKey = try hardware.publicKey(of: key)
     let seconds = Int(now())
-    var claims: [(String, JSON)] = [
-      ("sub", .string(stored.record.userId)), ("iss", .string(applicationId)), ("challenge", .string(request.challenge)),
-      ("iat", .number(Double(seconds))), ("nbf", .number(Double(seconds))),
-      ("exp", .number(Double(seconds + request.timeout))),
-    ]
-    claims += customClaims
+    let claims = BindingJWS.claims(
+      subject: stored.record.userId, issuer: applicationId, challenge: request.challenge, seconds: seconds,
+      timeout: request.timeout, binding: false, custom: customClaims)
     let prompt = Self.promptText(request.title, request.description)
     let jws = try hardwareJWS(claims: claims, publicKey: publicKey, kid: kid, includeJWK: false) { input in
       guard key.pinProtected else { return try hardware.sign(input, with: key, authValue: []) }

@@ -70,7 +70,7 @@ struct DecodedJWS {
     self.signature = signature
   }
 
-  /// ES256 verification with swift-crypto alone (not jwt-kit): raw R‖S over the input.
+  /// ES256 verification with swift-crypto alone (not our JWS encoder): raw R‖S over the input.
   func verifies(x: String, y: String) -> Bool {
     guard let xBytes = Base64URL.decode(x), let yBytes = Base64URL.decode(y),
       let key = try? P256.Signing.PublicKey(rawRepresentation: xBytes + yBytes),

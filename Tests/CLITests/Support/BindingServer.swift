@@ -11,7 +11,7 @@ protocol CustomTree: AnyObject, Sendable {
 /// (reference/binding/README.md §2, §3): the signature against the header `jwk` at binding and
 /// against the stored key at signing, `challenge`, `sub`, `iss` ∈ Application Ids,
 /// `exp`/`nbf`/`iat` with 30 s skew, `kid` lookup, and client errors routed to outcomes.
-/// Verification uses swift-crypto directly, independent of the client's jwt-kit.
+/// Verification uses swift-crypto directly, independent of the client's JWS encoder.
 ///
 /// Trees (authIndexValue): `Bind` = Username → Password → Device Binding → success;
 /// `Sign` = Username → Password → Device Signing Verifier → success; `SignUsernameless` =
