@@ -157,7 +157,7 @@ let package = Package(
         "ProfileJSON", "DeviceMatch", "COpenSSL", "SWTPMSupport",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
-      exclude: ["Fixtures"]
+      exclude: ["Fixtures", "Support/pty-drive.py"]
     ),
     .systemLibrary(
       name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",

@@ -362,7 +362,7 @@ package struct DeviceBinder: Sendable {
       }
     }
     guard let pin = try pinSource.existingPIN(prompt: prompt, deadline: deadline) else {
-      throw BindingFailure(.abort, "no PIN was given")
+      throw Self.noPIN(deadline: deadline)
     }
     try checkDeadline(deadline)
     let counting = policy != .silent

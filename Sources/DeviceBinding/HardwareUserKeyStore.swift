@@ -170,13 +170,21 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
 
 extension DeviceBinder {
   /// The PIN for a new APPLICATION_PIN key, from the PIN source, checked against the PIN policy.
+  /// No PIN came: `Timeout` when the callback's deadline has passed (the prompt ran out of
+  /// time), `Abort` when the user cancelled before it.
+  static func noPIN(deadline: Double) -> BindingFailure {
+    monotonicNow() >= deadline
+      ? BindingFailure(.timeout, "no PIN was given before the callback's timeout")
+      : BindingFailure(.abort, "no PIN was given")
+  }
+
   func newPIN(for request: DeviceBindingRequest, deadline: Double) throws -> String {
     guard let pinSource else {
       throw BindingFailure(.unsupported, "an APPLICATION_PIN key needs a PIN: pass --pin-file FILE or run on a terminal")
     }
     guard
       let pin = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
-    else { throw BindingFailure(.abort, "no PIN was given") }
+    else { throw Self.noPIN(deadline: deadline) }
     if let problem = pinPolicy.violation(pin) { throw BindingFailure(.abort, "the PIN does not meet the PIN policy: \(problem)") }
     return pin
   }

@@ -29,8 +29,12 @@ final class Terminal {
   /// Shows `prompt` and reads one line; with `echo` false the typed characters are not shown
   /// (echo is restored even if reading fails). Nil at end of input, or when `deadline`
   /// (CLOCK_MONOTONIC seconds, as `DeviceBinder.monotonicNow()`) passes first.
+  ///
+  /// Echo goes off before the prompt is shown, as getpass(3) does: a secret typed (or pasted)
+  /// the moment the prompt appears is never echoed, and input typed before it (flushed by
+  /// TCSAFLUSH) is not taken as the answer. Showing the prompt first let a fast answer be
+  /// echoed and then discarded, leaving the prompt waiting (seen in TerminalPromptTests).
   func readLine(prompt: String, echo: Bool = true, deadline: Double? = nil) -> String? {
-    write(prompt)
     var saved = termios()
     let canHide = tcgetattr(fd, &saved) == 0
     if !echo && canHide {
@@ -39,7 +43,8 @@ final class Terminal {
       quiet.c_lflag |= tcflag_t(ECHONL)
       tcsetattr(fd, TCSAFLUSH, &quiet)
     }
-    defer { if !echo && canHide { tcsetattr(fd, TCSAFLUSH, &saved) } }
+    defer { if !echo && canHide { tcsetattr(fd, TCSADRAIN, &saved) } }
+    write(prompt)
     var line: [UInt8] = []
     var byte: UInt8 = 0
     while true {
@@ -47,7 +52,9 @@ final class Terminal {
         let left = deadline - DeviceBinder.monotonicNow()
         if left <= 0 { return nil }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, Int32(min(left * 1000, 3_600_000)))
+        // Rounded up: a wait cut to whole milliseconds below `left` would end just before the
+        // deadline, and the caller would take the silence for a cancel rather than a timeout.
+        let ready = poll(&poller, 1, Int32(min((left * 1000).rounded(.up), 3_600_000)))
         if ready < 0 && errno == EINTR { continue }
         if ready <= 0 {
           write("\n")
