@@ -27,7 +27,7 @@ else
   echo "release-golden: argv from Sources/CStartup, not the runtime's /proc/self/maps search"
 fi
 # No test seam in the shipped binary (issue 19): the PAM configuration directory is the
-# system's. The debug build reads FR_PROFILE_TEST_PAM_CONFDIR (Sources/fr-profile/Commands/
+# system's. The debug build reads FR_PROFILE_TEST_PAM_CONFDIR and FR_PROFILE_TEST_POLICY_ROOT (Sources/fr-profile/Commands/
 # BindingSetup.swift, under #if DEBUG); the release build must not contain that name (a literal
 # that long is a C string in .rodata, which `strings` finds). Option names of 15 bytes or less are
 # Swift small strings, folded into instructions, which `strings` cannot see: so --pam-confdir is

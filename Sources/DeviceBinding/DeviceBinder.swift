@@ -1,3 +1,4 @@
+import Collectors
 import Crypto
 import Journey
 import ProfileJSON
@@ -29,7 +30,7 @@ package typealias KeySelector = @Sendable (_ records: [UserKeyRecord]) throws(Bi
 ///     let binder = DeviceBinder(
 ///       store: try FileUserKeyStore(stateDirectory: stateDir), applicationId: "com.example.app",
 ///       deviceId: { id }, policyContext: PolicyContext(system: SystemSource(), biometricAvailable: { false }))
-///     let outcomes = try await binder.answer(&step)    // fills every binding/signing callback
+///     let outcomes = try binder.answer(&step)    // fills every binding/signing callback
 package struct DeviceBinder: Sendable {
   /// The default `iss`: must be among the node's Application Ids.
   package static let defaultApplicationId = "fr-profile"
@@ -113,22 +114,22 @@ package struct DeviceBinder: Sendable {
   /// AM as the protocol says; store errors (`KeyStoreError`) and a malformed callback
   /// (`JourneyError`) are thrown before that callback is answered.
   @discardableResult
-  package func answer(_ step: inout AuthenticateStep) async throws -> [Outcome] {
+  package func answer(_ step: inout AuthenticateStep) throws -> [Outcome] {
     var outcomes: [Outcome] = []
     for callback in step.callbacks ?? [] {
-      if let outcome = try await answer(&step, callback: callback.index) { outcomes.append(outcome) }
+      if let outcome = try answer(&step, callback: callback.index) { outcomes.append(outcome) }
     }
     return outcomes
   }
 
   /// Answers the binding or signing callback at `index` in place, the one answer path of both
   /// (a JWS, or the client error AM routes on); nil, and nothing changed, for another type.
-  package func answer(_ step: inout AuthenticateStep, callback index: Int) async throws -> Outcome? {
+  package func answer(_ step: inout AuthenticateStep, callback index: Int) throws -> Outcome? {
     guard let callback = step.callbacks?.first(where: { $0.index == index }) else { return nil }
     let answer: DeviceBindingAnswer
     let outcome: Outcome
     if let request = try DeviceBindingRequest(callback) {
-      switch try await bindOrFail(request) {
+      switch try bindOrFail(request) {
       case .success(let result):
         answer = .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId)
         outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, kid: result.kid)
@@ -137,7 +138,7 @@ package struct DeviceBinder: Sendable {
         outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, failure: failure)
       }
     } else if let request = try DeviceSigningRequest(callback) {
-      switch try await signOrFail(request) {
+      switch try signOrFail(request) {
       case .success(let result):
         answer = .jws(result.jws)
         outcome = Outcome(index: index, type: DeviceSigningRequest.callbackType, kid: result.kid)
@@ -153,13 +154,13 @@ package struct DeviceBinder: Sendable {
   }
 
   /// `bind`, with the client error as a value (other errors still thrown).
-  package func bindOrFail(_ request: DeviceBindingRequest) async throws -> Result<BindingResult, BindingFailure> {
-    do { return .success(try await bind(request)) } catch let failure as BindingFailure { return .failure(failure) }
+  package func bindOrFail(_ request: DeviceBindingRequest) throws -> Result<BindingResult, BindingFailure> {
+    do { return .success(try bind(request)) } catch let failure as BindingFailure { return .failure(failure) }
   }
 
   /// `sign`, with the client error as a value (other errors still thrown).
-  package func signOrFail(_ request: DeviceSigningRequest) async throws -> Result<SigningResult, BindingFailure> {
-    do { return .success(try await sign(request)) } catch let failure as BindingFailure { return .failure(failure) }
+  package func signOrFail(_ request: DeviceSigningRequest) throws -> Result<SigningResult, BindingFailure> {
+    do { return .success(try sign(request)) } catch let failure as BindingFailure { return .failure(failure) }
   }
 
   // MARK: - Binding
@@ -174,7 +175,7 @@ package struct DeviceBinder: Sendable {
   /// Creates a key for `request.userId` (replacing any key of that user), protected as the
   /// request's authentication type says, and returns the binding JWS. Throws
   /// `BindingFailure` (send it as the client error) or `KeyStoreError`.
-  package func bind(_ request: DeviceBindingRequest) async throws -> BindingResult {
+  package func bind(_ request: DeviceBindingRequest) throws -> BindingResult {
     let started = Self.monotonicNow()
     let deadline = started + Double(request.timeout)
     if request.attestation {
@@ -248,7 +249,7 @@ package struct DeviceBinder: Sendable {
   /// Signs the challenge with the key bound for `request.userId` (or, usernameless, the one
   /// key, `boundUser`'s, or the one `selectKey` picks). Throws `BindingFailure` or
   /// `KeyStoreError`.
-  package func sign(_ request: DeviceSigningRequest) async throws -> SigningResult {
+  package func sign(_ request: DeviceSigningRequest) throws -> SigningResult {
     let deadline = Self.monotonicNow() + Double(request.timeout)
     if let reserved = customClaims.first(where: { BindingJWS.reservedClaims.contains($0.0) }) {
       throw BindingFailure(.abort, "custom claim \"\(reserved.0)\" is reserved (sub, iss, challenge, iat, nbf, exp)")
@@ -283,7 +284,7 @@ package struct DeviceBinder: Sendable {
       scalar = bytes
     case .pinProtected(let sealed):
       scalar = try unlockPIN(
-        policy: sealed.lockPolicy, kid: record.kid, prompt: Self.promptText(request.title, request.description), deadline: deadline
+        policy: sealed.lockPolicy, record: stored.record, prompt: Self.promptText(request.title, request.description), deadline: deadline
       ) { pin in try sealed.open(pin: pin) }
     case .hardware(let key):
       return try signInHardware(stored, key: key, request: request, deadline: deadline)
@@ -343,38 +344,40 @@ package struct DeviceBinder: Sendable {
     }
   }
 
-  /// The PIN attempt protocol: refuse while locked out or delayed; count the attempt before
-  /// trying (so a crash counts); reset on success.
+  /// The PIN attempt protocol, as a smart card keeps its PIN counter: an attempt takes its slot
+  /// before the PIN is tried. Under the store's lock it checks the lock-out and the delay again,
+  /// raises the failure count and writes the record (the store fsyncs it); only then is the
+  /// PIN tried. So parallel attempts queue at the lock and each sees the ones before it, and an
+  /// attempt killed mid-derivation stays counted. A wrong PIN sets the lock-out once the limit is
+  /// reached; a right one resets the count after it has been written. An error that tried no PIN
+  /// (the TPM in lockout, a failed derivation) gives its slot back.
   func unlockPIN<Opened>(
-    policy: LockPolicy, kid: String, prompt: String, deadline: Double, open: (String) throws -> Opened?
+    policy: LockPolicy, record: UserKeyRecord, prompt: String, deadline: Double, open: (String) throws -> Opened?
   ) throws -> Opened {
+    let kid = record.kid
     guard let pinSource else {
       throw BindingFailure(.abort, "the key \(kid) is protected by a PIN: pass --pin-file FILE or run on a terminal")
     }
     guard let current = try store.key(kid: kid) else { throw BindingFailure(.clientNotRegistered, "the key \(kid) is gone") }
-    if current.lock.lockedOut {
-      throw BindingFailure(.abort, "the key \(kid) is locked after \(current.lock.failures) wrong PINs; bind this device again")
-    }
-    if policy == .delay, current.lock.failures > 0 {
-      let wait = current.lock.lastFailure + LockPolicy.delaySeconds(failures: current.lock.failures) - Int(now())
-      if wait > 0 {
-        throw BindingFailure(.abort, "\(current.lock.failures) wrong PINs: the key \(kid) can be tried again in \(wait) s")
-      }
+    // Checked before asking too, so a locked key does not ask for a PIN it will refuse.
+    if Self.refusal(current.lock, policy: policy, kid: kid, now: Int(now())) != nil {
+      try admitAttempt(kid: kid, policy: policy, at: Int(now()), taking: false)
     }
     guard let pin = try pinSource.existingPIN(prompt: prompt, deadline: deadline) else {
       throw Self.noPIN(deadline: deadline)
     }
     try checkDeadline(deadline)
+    try recheckTracer(record)
     let counting = policy != .silent
-    let attemptTime = Int(now())
-    if counting {
-      _ = try store.update(kid: kid) { key in
-        key.lock.failures += 1
-        key.lock.lastFailure = attemptTime
-      }
-    }
+    if counting { try admitAttempt(kid: kid, policy: policy, at: Int(now()), taking: true) }
     let opened: Opened?
-    do { opened = try open(pin) } catch let error as HardwareKeyError { throw error } catch {
+    do {
+      opened = try open(pin)
+    } catch {
+      if counting {
+        _ = try? store.update(kid: kid) { key in key.lock.failures = max(0, key.lock.failures - 1) }
+      }
+      if let error = error as? HardwareKeyError { throw error }
       throw BindingFailure(.abort, "cannot derive the PIN key: \(error)")
     }
     guard let opened else {
@@ -398,6 +401,60 @@ package struct DeviceBinder: Sendable {
       _ = try store.update(kid: kid) { key in key.lock = PINLockState() }
     }
     return opened
+  }
+
+  /// Under the store's lock: throws the refusal when the key may not be tried now (recording a
+  /// lock-out the count has reached), else with `taking` takes the attempt's slot — the failure
+  /// count raised and the record written before any PIN is tried.
+  func admitAttempt(kid: String, policy: LockPolicy, at time: Int, taking: Bool) throws {
+    let outcome = try store.update(kid: kid) { key -> BindingFailure? in
+      if let refusal = Self.refusal(key.lock, policy: policy, kid: kid, now: time) {
+        if case .lock(let attempts) = policy, key.lock.failures >= attempts { key.lock.lockedOut = true }
+        return refusal
+      }
+      if taking {
+        key.lock.failures += 1
+        key.lock.lastFailure = time
+      }
+      return nil
+    }
+    guard let outcome else { throw BindingFailure(.clientNotRegistered, "the key \(kid) is gone") }
+    if let refusal = outcome { throw refusal }
+  }
+
+  /// Why an attempt may not try a PIN now: the key is locked out, or under `delay` the wait since
+  /// the last failure has not passed. Nil when it may.
+  static func refusal(_ lock: PINLockState, policy: LockPolicy, kid: String, now: Int) -> BindingFailure? {
+    if lock.lockedOut {
+      return BindingFailure(.abort, "the key \(kid) is locked after \(lock.failures) wrong PINs; bind this device again")
+    }
+    switch policy {
+    case .lock(let attempts) where lock.failures >= attempts:
+      return BindingFailure(.abort, "the key \(kid) is locked after \(lock.failures) wrong PINs; bind this device again")
+    case .delay where lock.failures > 0:
+      let wait = lock.lastFailure + LockPolicy.delaySeconds(failures: lock.failures) - now
+      if wait > 0 {
+        return BindingFailure(.abort, "\(lock.failures) wrong PINs: the key \(kid) can be tried again in \(wait) s")
+      }
+      return nil
+    default:
+      return nil
+    }
+  }
+
+  /// A debugger that attached after the policy check (while the PIN was typed) could read the
+  /// PIN or the key from this process: for a key under `deviceTampering`, `TracerPid` is read
+  /// again, from this process's own /proc (never a `--root` tree), right before the key is
+  /// unlocked. A tracer is a breach: the key locks as for any other.
+  func recheckTracer(_ record: UserKeyRecord) throws {
+    guard record.policies[DeviceTamperingPolicy.policyName] != nil, let tracer = currentTracerPid(), tracer != 0 else { return }
+    _ = try store.update(kid: record.kid) { key in
+      key.record.locked = true
+      key.record.lockingPolicy = DeviceTamperingPolicy.policyName
+    }
+    throw BindingFailure(
+      .abort,
+      "policy deviceTampering is breached (process \(tracer) is tracing fr-profile): the key \(record.kid) is now locked")
   }
 
   func verifyUser(_ type: AuthenticationType) throws {

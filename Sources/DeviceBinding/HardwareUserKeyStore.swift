@@ -246,7 +246,7 @@ extension DeviceBinder {
     let prompt = Self.promptText(request.title, request.description)
     let jws = try hardwareJWS(claims: claims, publicKey: publicKey, kid: kid, includeJWK: false) { input in
       guard key.pinProtected else { return try hardware.sign(input, with: key, authValue: []) }
-      return try unlockPIN(policy: key.lockPolicy ?? .none, kid: kid, prompt: prompt, deadline: deadline) {
+      return try unlockPIN(policy: key.lockPolicy ?? .none, record: stored.record, prompt: prompt, deadline: deadline) {
         (pin: String) throws -> [UInt8]? in
         do {
           return try hardware.sign(input, with: key, authValue: Array(pin.utf8))

@@ -46,8 +46,9 @@ package struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible 
 /// (default 0.8, the SDKs' default).
 package struct DeviceTamperingPolicy: DevicePolicy {
   package var detectors: [any TamperDetector]
+  package static let policyName = "deviceTampering"
   package init(detectors: [any TamperDetector] = TamperScore.defaultDetectors) { self.detectors = detectors }
-  package var name: String { "deviceTampering" }
+  package var name: String { Self.policyName }
 
   package func validate(_ parameters: JSON) throws(PolicyError) {
     guard case .object(let object) = parameters else {

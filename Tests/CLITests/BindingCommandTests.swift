@@ -15,8 +15,9 @@ import Testing
     var root: String { directory + "/machine" }
     var pamDirectory: String { directory + "/pam.d" }
     var arguments: [String] { ["--state-dir", state, "--root", root] }
-    /// The debug binary's PAM seam pointed at `pamDirectory`.
-    var environment: [String: String] { [pamConfigurationVariable: pamDirectory] }
+    /// The debug binary's seams: PAM services from `pamDirectory`, app policies evaluated on
+    /// `root` (the release binary evaluates them on / whatever --root says).
+    var environment: [String: String] { [pamConfigurationVariable: pamDirectory, "FR_PROFILE_TEST_POLICY_ROOT": root] }
 
     /// A 0600 file holding `pin` (named by a hash, so no output can show the PIN by its path).
     func pinFile(_ pin: String) throws -> String {
@@ -351,10 +352,10 @@ import Testing
         let record = try #require(try keyList(device).first)
         #expect(record["locked"] == true && record["lockingPolicy"] == "deviceTampering")
         let kid = try #require(record["kid"]?.stringValue)
-        let refused = try run(["keys", "unlock", kid] + device.arguments, environment: device.environment)
+        let refused = try run(["keys", "unlock", kid, "--state-dir", device.state], environment: device.environment)
         #expect(refused.status == 1 && refused.stderr.contains("still breached"))
         try device.become("laptop")
-        #expect(try run(["keys", "unlock", kid] + device.arguments, environment: device.environment).status == 0)
+        #expect(try run(["keys", "unlock", kid, "--state-dir", device.state], environment: device.environment).status == 0)
         #expect(try journey(server, device, tree: "Sign").status == 0)
       }
     }
@@ -363,19 +364,22 @@ import Testing
   @Test func policyCommandReportsTheFirstBreach() throws {
     try withDevice(machine: "cloud-vm") { device in
       let holds = try run(
-        ["policy", "--policies", #"{"deviceTampering":{"score":0.8}}"#] + device.arguments, environment: device.environment)
+        ["policy", "--policies", #"{"deviceTampering":{"score":0.8}}"#] + ["--state-dir", device.state], environment: device.environment)
       #expect(holds.status == 0 && holds.stdout.hasPrefix("deviceTampering\tholds"))
       let breached = try run(
-        ["policy", "--json", "--policies", #"{"deviceTampering":{"score":0.3}}"#] + device.arguments, environment: device.environment)
+        ["policy", "--json", "--policies", #"{"deviceTampering":{"score":0.3}}"#] + ["--state-dir", device.state],
+        environment: device.environment)
       #expect(breached.status == 1 && breached.stderr.contains("deviceTampering is breached"))
       #expect(try JSONParser.parse(Array(breached.stdout.utf8))[0]?["holds"] == false)
-      let bad = try run(["policy", "--policies", #"{"rooted":{}}"#] + device.arguments, environment: device.environment)
+      let bad = try run(["policy", "--policies", #"{"rooted":{}}"#] + ["--state-dir", device.state], environment: device.environment)
       #expect(bad.status == 65 && bad.stderr.contains("unknown policy"))
-      let biometric = try run(["policy", "--policies", #"{"biometricAvailable":{}}"#] + device.arguments, environment: device.environment)
+      let biometric = try run(
+        ["policy", "--policies", #"{"biometricAvailable":{}}"#] + ["--state-dir", device.state], environment: device.environment)
       #expect(biometric.status == 1)
       try device.configurePAM()
       #expect(
-        try run(["policy", "--policies", #"{"biometricAvailable":{}}"#] + device.arguments, environment: device.environment).status == 0)
+        try run(["policy", "--policies", #"{"biometricAvailable":{}}"#] + ["--state-dir", device.state], environment: device.environment)
+          .status == 0)
     }
   }
 

@@ -11,7 +11,7 @@ import Testing
     let store = InMemoryUserKeyStore()
     let binder = makeBinder(store: store)
     let before = Int(DeviceBinder.wallClock())
-    let result = try await binder.bind(bindingRequest(timeout: 45))
+    let result = try binder.bind(bindingRequest(timeout: 45))
     let token = try DecodedJWS(result.jws)
     #expect(token.header["alg"] == "ES256")
     #expect(token.header["typ"] == "JWS")
@@ -38,7 +38,7 @@ import Testing
   func jwsLifetimeIsCapped() async throws {
     let store = InMemoryUserKeyStore()
     let binder = makeBinder(store: store)
-    let result = try await binder.bind(bindingRequest(timeout: 999_999_999))
+    let result = try binder.bind(bindingRequest(timeout: 999_999_999))
     let claims = try DecodedJWS(result.jws).claims
     let iat = try #require(claims["iat"]?.numberValue)
     #expect(claims["exp"]?.numberValue == iat + Double(DeviceBinder.maximumJWSLifetime))
@@ -48,10 +48,10 @@ import Testing
   @Test func signingJWSUsesTheBoundKeyWithoutJWKAndAddsCustomClaims() async throws {
     let store = InMemoryUserKeyStore()
     var binder = makeBinder(store: store)
-    let bound = try await binder.bind(bindingRequest())
+    let bound = try binder.bind(bindingRequest())
     let jwk = try #require(try DecodedJWS(bound.jws).header["jwk"])
     binder.customClaims = [("os", "linux"), ("isCompanyPhone", true)]
-    let signed = try await binder.sign(signingRequest(timeout: 30))
+    let signed = try binder.sign(signingRequest(timeout: 30))
     let token = try DecodedJWS(signed.jws)
     #expect(token.header["jwk"] == nil)
     #expect(token.header["kid"]?.stringValue == bound.kid && token.header["typ"] == "JWS")
@@ -63,24 +63,24 @@ import Testing
 
   @Test func reservedCustomClaimsAbort() async throws {
     var binder = makeBinder()
-    _ = try await binder.bind(bindingRequest())
+    _ = try binder.bind(bindingRequest())
     for name in ["sub", "iss", "challenge", "iat", "nbf", "exp"] {
       binder.customClaims = [(name, "x")]
-      await #expect(throws: BindingFailure.self) { try await binder.sign(signingRequest()) }
-      if case .failure(let failure) = try await binder.signOrFail(signingRequest()) { #expect(failure.clientError == .abort) }
+      #expect(throws: BindingFailure.self) { try binder.sign(signingRequest()) }
+      if case .failure(let failure) = try binder.signOrFail(signingRequest()) { #expect(failure.clientError == .abort) }
     }
   }
 
   @Test func attestationAndUnknownTypesAreUnsupported() async throws {
     let binder = makeBinder()
-    guard case .failure(let attested) = try await binder.bindOrFail(bindingRequest(attestation: true)) else {
+    guard case .failure(let attested) = try binder.bindOrFail(bindingRequest(attestation: true)) else {
       Issue.record("attestation bound")
       return
     }
     #expect(attested.clientError == .unsupported)
     var odd = bindingRequest()
     odd.authenticationType = "FACE_ID"
-    guard case .failure(let unknown) = try await binder.bindOrFail(odd) else {
+    guard case .failure(let unknown) = try binder.bindOrFail(odd) else {
       Issue.record("expected this to fail; it succeeded")
       return
     }
@@ -91,8 +91,8 @@ import Testing
   @Test func rebindingReplacesTheUsersKey() async throws {
     let store = InMemoryUserKeyStore()
     let binder = makeBinder(store: store)
-    let first = try await binder.bind(bindingRequest())
-    let second = try await binder.bind(bindingRequest())
+    let first = try binder.bind(bindingRequest())
+    let second = try binder.bind(bindingRequest())
     #expect(first.kid != second.kid)
     #expect(try store.records().map(\.kid) == [second.kid])
   }
@@ -101,7 +101,7 @@ import Testing
 @Suite struct KeySelectionTests {
   @Test func usernamelessSigningWithNoKeyIsClientNotRegistered() async throws {
     let binder = makeBinder()
-    guard case .failure(let failure) = try await binder.signOrFail(signingRequest(userId: "")) else {
+    guard case .failure(let failure) = try binder.signOrFail(signingRequest(userId: "")) else {
       Issue.record("signed without a key")
       return
     }
@@ -110,31 +110,31 @@ import Testing
 
   @Test func usernamelessSigningWithOneKeyUsesIt() async throws {
     let binder = makeBinder()
-    let bound = try await binder.bind(bindingRequest())
-    #expect(try await binder.sign(signingRequest(userId: "")).kid == bound.kid)
+    let bound = try binder.bind(bindingRequest())
+    #expect(try binder.sign(signingRequest(userId: "")).kid == bound.kid)
   }
 
   @Test func usernamelessSigningWithTwoKeysNeedsBoundUserOrTheSelector() async throws {
     let store = InMemoryUserKeyStore()
     var binder = makeBinder(store: store)
-    let demo = try await binder.bind(bindingRequest())
-    let other = try await binder.bind(bindingRequest(userId: "id=bjensen,ou=user,o=alpha", username: "bjensen"))
-    guard case .failure(let failure) = try await binder.signOrFail(signingRequest(userId: "")) else {
+    let demo = try binder.bind(bindingRequest())
+    let other = try binder.bind(bindingRequest(userId: "id=bjensen,ou=user,o=alpha", username: "bjensen"))
+    guard case .failure(let failure) = try binder.signOrFail(signingRequest(userId: "")) else {
       Issue.record("expected this to fail; it succeeded")
       return
     }
     #expect(failure.clientError == .abort)
     #expect(failure.reason.contains("--bound-user"))
     binder.boundUser = "bjensen"
-    #expect(try await binder.sign(signingRequest(userId: "")).kid == other.kid)
+    #expect(try binder.sign(signingRequest(userId: "")).kid == other.kid)
     binder.boundUser = nil
     binder.selectKey = { records throws(BindingFailure) in
       #expect(records.map(\.username) == ["bjensen", "demo"])  // sorted by username
       return records[1].kid
     }
-    #expect(try await binder.sign(signingRequest(userId: "")).kid == demo.kid)
+    #expect(try binder.sign(signingRequest(userId: "")).kid == demo.kid)
     binder.selectKey = { _ throws(BindingFailure) in nil }
-    guard case .failure(let cancelled) = try await binder.signOrFail(signingRequest(userId: "")) else {
+    guard case .failure(let cancelled) = try binder.signOrFail(signingRequest(userId: "")) else {
       Issue.record("expected this to fail; it succeeded")
       return
     }
@@ -143,8 +143,8 @@ import Testing
 
   @Test func unknownUserIdIsClientNotRegistered() async throws {
     let binder = makeBinder()
-    _ = try await binder.bind(bindingRequest())
-    guard case .failure(let failure) = try await binder.signOrFail(signingRequest(userId: "id=nobody")) else {
+    _ = try binder.bind(bindingRequest())
+    guard case .failure(let failure) = try binder.signOrFail(signingRequest(userId: "id=nobody")) else {
       Issue.record("expected this to fail; it succeeded")
       return
     }
@@ -153,8 +153,8 @@ import Testing
 
   @Test func aKeyBoundOnAnotherDeviceIsNotRegisteredHere() async throws {
     let store = InMemoryUserKeyStore()
-    _ = try await makeBinder(store: store, deviceId: "device-1").bind(bindingRequest())
-    guard case .failure(let failure) = try await makeBinder(store: store, deviceId: "device-2").signOrFail(signingRequest()) else {
+    _ = try makeBinder(store: store, deviceId: "device-1").bind(bindingRequest())
+    guard case .failure(let failure) = try makeBinder(store: store, deviceId: "device-2").signOrFail(signingRequest()) else {
       Issue.record("a copied key signed on another device")
       return
     }
@@ -170,7 +170,7 @@ import Testing
     var step = try AuthenticateStep(parsing: bytes)
     // The reference step asks for APPLICATION_PIN.
     let binder = makeBinder(pins: FixedPINs("271828"))
-    let outcomes = try await binder.answer(&step)
+    let outcomes = try binder.answer(&step)
     #expect(outcomes.count == 1 && outcomes[0].failure == nil)
     let inputs = try #require(step.callbacks?.first?.json["input"]?.arrayValue)
     #expect(
@@ -182,7 +182,7 @@ import Testing
   @Test func aClientErrorLeavesTheOtherInputsEmpty() async throws {
     let path = fixture("authenticate-device-signing-verifier.json")
     var step = try AuthenticateStep(parsing: Array(Data(contentsOf: path)))
-    let outcomes = try await makeBinder().answer(&step)
+    let outcomes = try makeBinder().answer(&step)
     #expect(outcomes.first?.failure?.clientError == .clientNotRegistered)
     let inputs = try #require(step.callbacks?.first?.json["input"]?.arrayValue)
     #expect(inputs[0]["value"] == "" && inputs[1]["value"] == "ClientNotRegistered")

@@ -41,9 +41,9 @@ import Testing
     try #require(FileManager.default.isExecutableFile(atPath: Self.python), "\(Self.python) is missing (Debian python3)")
     let store = InMemoryUserKeyStore()
     var binder = makeBinder(store: store)
-    let bound = try await binder.bind(bindingRequest(timeout: 45))
+    let bound = try binder.bind(bindingRequest(timeout: 45))
     binder.customClaims = [("os", "linux"), ("isCompanyPhone", true), ("n", 7)]
-    let signed = try await binder.sign(signingRequest())
+    let signed = try binder.sign(signingRequest())
 
     let (status, stdout, stderr) = try Self.verify(bound.jws, signed.jws)
     try #require(status == 0, "PyJWT refused the JWSs (is python3-jwt installed?): \(stderr)")

@@ -25,9 +25,9 @@ import Testing
   func breachLocksTheKey() async throws {
     let store = InMemoryUserKeyStore()
     let policies: JSONObject = ["deviceTampering": ["score": 0.3]]
-    let bound = try await makeBinder(store: store, machine: "laptop", policies: policies).bind(bindingRequest())
-    #expect(try await makeBinder(store: store, machine: "laptop").sign(signingRequest()).kid == bound.kid)
-    guard case .failure(let failure) = try await makeBinder(store: store, machine: "cloud-vm").signOrFail(signingRequest()) else {
+    let bound = try makeBinder(store: store, machine: "laptop", policies: policies).bind(bindingRequest())
+    #expect(try makeBinder(store: store, machine: "laptop").sign(signingRequest()).kid == bound.kid)
+    guard case .failure(let failure) = try makeBinder(store: store, machine: "cloud-vm").signOrFail(signingRequest()) else {
       Issue.record("a tampered device signed")
       return
     }
@@ -35,7 +35,7 @@ import Testing
     let record = try #require(try store.records().first)
     #expect(record.locked && record.lockingPolicy == "deviceTampering")
     // Locked even back on a clean machine, until unlocked.
-    guard case .failure(let still) = try await makeBinder(store: store, machine: "laptop").signOrFail(signingRequest()) else {
+    guard case .failure(let still) = try makeBinder(store: store, machine: "laptop").signOrFail(signingRequest()) else {
       Issue.record("expected this to fail; it succeeded")
       return
     }
@@ -93,8 +93,8 @@ import Testing
     let store = InMemoryUserKeyStore()
     let binder = makeBinder(store: store, verifier: PAMUserVerifier(configurationDirectory: directory, user: "root"))
     for type in [AuthenticationType.biometricOnly, .biometricAllowFallback] {
-      let bound = try await binder.bind(bindingRequest(type))
-      #expect(try await binder.sign(signingRequest()).kid == bound.kid)
+      let bound = try binder.bind(bindingRequest(type))
+      #expect(try binder.sign(signingRequest()).kid == bound.kid)
     }
   }
 
@@ -102,7 +102,7 @@ import Testing
     let directory = try confdir()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let binder = makeBinder(verifier: PAMUserVerifier(configurationDirectory: directory, user: "root"))
-    guard case .failure(let denied) = try await binder.bindOrFail(bindingRequest(.biometricOnly)) else {
+    guard case .failure(let denied) = try binder.bindOrFail(bindingRequest(.biometricOnly)) else {
       Issue.record("expected this to fail; it succeeded")
       return
     }
@@ -110,7 +110,7 @@ import Testing
     let empty = try confdir(permit: [], deny: [])
     defer { try? FileManager.default.removeItem(atPath: empty) }
     let bare = makeBinder(verifier: PAMUserVerifier(configurationDirectory: empty, user: "root"))
-    guard case .failure(let missing) = try await bare.bindOrFail(bindingRequest(.biometricAllowFallback)) else {
+    guard case .failure(let missing) = try bare.bindOrFail(bindingRequest(.biometricAllowFallback)) else {
       Issue.record("expected this to fail; it succeeded")
       return
     }
@@ -126,7 +126,7 @@ import Testing
       toFile: directory + "/fr-profile", atomically: true, encoding: .utf8)
     let store = InMemoryUserKeyStore()
     let binder = makeBinder(store: store, verifier: PAMUserVerifier(configurationDirectory: directory, user: "root"))
-    guard case .failure(let failure) = try await binder.bindOrFail(bindingRequest(.biometricAllowFallback, timeout: 1)) else {
+    guard case .failure(let failure) = try binder.bindOrFail(bindingRequest(.biometricAllowFallback, timeout: 1)) else {
       Issue.record("a slow verification bound")
       return
     }

@@ -17,7 +17,7 @@ import Testing
 
   @Test func keysAre0600InA0700Directory() async throws {
     try await withStore { store, directory in
-      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let bound = try makeBinder(store: store).bind(bindingRequest())
       #expect(mode(directory) == 0o700)
       #expect(mode(directory + "/\(bound.kid).json") == 0o600)
       #expect(try store.records().map(\.kid) == [bound.kid])
@@ -28,7 +28,7 @@ import Testing
   @Test func theInMemoryAndFileStoresKeepTheSameDocument() async throws {
     try await withStore { store, _ in
       let memory = InMemoryUserKeyStore()
-      let bound = try await makeBinder(store: memory, pins: FixedPINs("271828")).bind(bindingRequest(.applicationPIN))
+      let bound = try makeBinder(store: memory, pins: FixedPINs("271828")).bind(bindingRequest(.applicationPIN))
       let key = try #require(try memory.key(kid: bound.kid))
       try store.bind(key)
       #expect(try store.key(kid: bound.kid) == key)
@@ -37,16 +37,16 @@ import Testing
 
   @Test func aKeyFileOthersCanReadIsRefused() async throws {
     try await withStore { store, directory in
-      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let bound = try makeBinder(store: store).bind(bindingRequest())
       chmod(directory + "/\(bound.kid).json", 0o644)
       #expect(throws: KeyStoreError.self) { try store.records() }
-      await #expect(throws: KeyStoreError.self) { try await makeBinder(store: store).sign(signingRequest()) }
+      #expect(throws: KeyStoreError.self) { try makeBinder(store: store).sign(signingRequest()) }
     }
   }
 
   @Test func aSymbolicLinkInPlaceOfAKeyIsRefused() async throws {
     try await withStore { store, directory in
-      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let bound = try makeBinder(store: store).bind(bindingRequest())
       let path = directory + "/\(bound.kid).json"
       try FileManager.default.moveItem(atPath: path, toPath: directory + "/../elsewhere.json")
       symlink(directory + "/../elsewhere.json", path)
@@ -68,7 +68,7 @@ import Testing
   @Test func aKeyOwnedBySomeoneElseIsRefused() async throws {
     guard geteuid() == 0 else { return }  // only root can give a file away
     try await withStore { store, directory in
-      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let bound = try makeBinder(store: store).bind(bindingRequest())
       chown(directory + "/\(bound.kid).json", 65534, 65534)
       #expect(throws: KeyStoreError.self) { try store.key(kid: bound.kid) }
     }
@@ -84,7 +84,7 @@ import Testing
   @Test("20 concurrent updates through separate openings lose none")
   func concurrentUpdatesAreSerialised() async throws {
     try await withStore { store, _ in
-      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let bound = try makeBinder(store: store).bind(bindingRequest())
       let path = store.path
       DispatchQueue.concurrentPerform(iterations: 20) { _ in
         let other = try! FileUserKeyStore(stateDirectory: String(path.dropLast("/bound-keys".count)), create: false)
@@ -96,7 +96,7 @@ import Testing
 
   @Test func deletingRemovesTheFile() async throws {
     try await withStore { store, directory in
-      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let bound = try makeBinder(store: store).bind(bindingRequest())
       #expect(try store.delete(kid: bound.kid))
       #expect(!FileManager.default.fileExists(atPath: directory + "/\(bound.kid).json"))
       #expect(try store.delete(kid: bound.kid) == false)
@@ -105,7 +105,7 @@ import Testing
 
   @Test func aCorruptKeyIsReportedByKid() async throws {
     try await withStore { store, directory in
-      let bound = try await makeBinder(store: store).bind(bindingRequest())
+      let bound = try makeBinder(store: store).bind(bindingRequest())
       let path = directory + "/\(bound.kid).json"
       try "{\"version\":1}".write(toFile: path, atomically: false, encoding: .utf8)
       chmod(path, 0o600)

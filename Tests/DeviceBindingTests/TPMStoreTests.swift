@@ -30,7 +30,7 @@ import Testing
   @Test func bindsAndSignsInTheTPMAndOnlyTheWrappedBlobIsStored() async throws {
     let fixture = try Fixture()
     let binder = makeBinder(store: fixture.store)
-    let bound = try await binder.bind(bindingRequest())
+    let bound = try binder.bind(bindingRequest())
     let jwk = try #require(try DecodedJWS(bound.jws).header["jwk"])
     #expect(try DecodedJWS(bound.jws).verifies(x: jwk["x"]!.stringValue!, y: jwk["y"]!.stringValue!))
     let stored = try #require(try fixture.store.key(kid: bound.kid))
@@ -40,7 +40,7 @@ import Testing
       return
     }
     #expect(key.store == "tpm" && !key.pinProtected && key.blob.starts(with: Array("FRPTPM1\n".utf8)))
-    let signed = try await binder.sign(signingRequest())
+    let signed = try binder.sign(signingRequest())
     let token = try DecodedJWS(signed.jws)
     #expect(token.header["jwk"] == nil && token.header["kid"]?.stringValue == bound.kid)
     #expect(token.verifies(x: jwk["x"]!.stringValue!, y: jwk["y"]!.stringValue!))
@@ -50,17 +50,17 @@ import Testing
     let fixture = try Fixture()
     let pins = FixedPINs("482916", "000000", "111111", "482916")
     let binder = makeBinder(store: fixture.store, pins: pins, lockPolicy: .lock(attempts: 3))
-    let bound = try await binder.bind(bindingRequest(.applicationPIN))
+    let bound = try binder.bind(bindingRequest(.applicationPIN))
     let jwk = try #require(try DecodedJWS(bound.jws).header["jwk"])
     for _ in 0..<2 {
-      guard case .failure(let failure) = try await binder.signOrFail(signingRequest()) else {
+      guard case .failure(let failure) = try binder.signOrFail(signingRequest()) else {
         Issue.record("a wrong PIN signed")
         return
       }
       #expect(failure.clientError == .abort && failure.reason.contains("wrong PIN"))
     }
     #expect(try fixture.store.key(kid: bound.kid)?.lock.failures == 2)
-    let signed = try await binder.sign(signingRequest())
+    let signed = try binder.sign(signingRequest())
     #expect(try DecodedJWS(signed.jws).verifies(x: jwk["x"]!.stringValue!, y: jwk["y"]!.stringValue!))
     #expect(try fixture.store.key(kid: bound.kid)?.lock.failures == 0)
   }
@@ -72,16 +72,16 @@ import Testing
     let pins = FixedPINs("482916", "000000", "111111", "482916")
     // No software lock: only the TPM limits the guesses.
     let binder = makeBinder(store: fixture.store, pins: pins, lockPolicy: .none)
-    _ = try await binder.bind(bindingRequest(.applicationPIN))
+    _ = try binder.bind(bindingRequest(.applicationPIN))
     for _ in 0..<2 {
-      guard case .failure(let failure) = try await binder.signOrFail(signingRequest()) else {
+      guard case .failure(let failure) = try binder.signOrFail(signingRequest()) else {
         Issue.record("a wrong PIN signed")
         return
       }
       #expect(failure.clientError == .abort && failure.reason.contains("wrong PIN"))
     }
     // The right PIN now: the TPM refuses while in lockout.
-    guard case .failure(let failure) = try await binder.signOrFail(signingRequest()) else {
+    guard case .failure(let failure) = try binder.signOrFail(signingRequest()) else {
       Issue.record("signed during the TPM's lockout")
       return
     }
@@ -91,16 +91,16 @@ import Testing
   @Test func keyCopiedToAnotherTPMFailsClearlyAndIsNotReplaced() async throws {
     let fixture = try Fixture()
     let binder = makeBinder(store: fixture.store)
-    let bound = try await binder.bind(bindingRequest())
+    let bound = try binder.bind(bindingRequest())
     let other = try SWTPM()
     defer {
       other.stop()
       other.removeState()
     }
     let moved = TPMUserKeyStore(records: fixture.store.backing, tcti: other.tcti)
-    await #expect(throws: HardwareKeyError.self) { try await makeBinder(store: moved).sign(signingRequest()) }
+    #expect(throws: HardwareKeyError.self) { try makeBinder(store: moved).sign(signingRequest()) }
     do {
-      _ = try await makeBinder(store: moved).sign(signingRequest())
+      _ = try makeBinder(store: moved).sign(signingRequest())
     } catch let error as HardwareKeyError {
       guard case .foreignKey = error else {
         Issue.record("expected foreignKey, got \(error)")
@@ -114,10 +114,10 @@ import Testing
   @Test func tpmKeyIsNeverUsedAsAFileWhenTheTPMIsGone() async throws {
     let fixture = try Fixture()
     let binder = makeBinder(store: fixture.store)
-    let bound = try await binder.bind(bindingRequest())
+    let bound = try binder.bind(bindingRequest())
     fixture.tpm.kill9()
     do {
-      _ = try await binder.sign(signingRequest())
+      _ = try binder.sign(signingRequest())
       Issue.record("signed without the TPM")
     } catch let error as HardwareKeyError {
       guard case .unavailable = error else {
@@ -126,7 +126,7 @@ import Testing
       }
     }
     // A plain file store cannot use it either, and says so.
-    await #expect(throws: HardwareKeyError.self) { try await makeBinder(store: fixture.store.backing).sign(signingRequest()) }
+    #expect(throws: HardwareKeyError.self) { try makeBinder(store: fixture.store.backing).sign(signingRequest()) }
     #expect(try fixture.store.key(kid: bound.kid)?.record.store == "tpm")
   }
 }

@@ -31,3 +31,9 @@ package func parseTracerPid(_ status: [UInt8]) -> Int? {
 package func parseTracerPid(_ status: String) -> Int? {
   parseTracerPid(Array(status.utf8))
 }
+
+/// This process's tracer now (0: none), from its own /proc/self/status — never a `--root`
+/// tree; nil when the file cannot be read.
+package func currentTracerPid() -> Int? {
+  SystemSource(root: "/", environment: [:]).readBytes("/proc/self/status", limit: 16384).flatMap { parseTracerPid($0) }
+}

@@ -1,11 +1,9 @@
 import ArgumentParser
 import Collectors
 import DeviceBinding
-import Dispatch
 import Journey
 import ProfileCLI
 import ProfileJSON
-import Synchronization
 import TPMKeys
 
 #if canImport(Glibc)
@@ -13,21 +11,6 @@ import TPMKeys
 #elseif canImport(Musl)
   import Musl
 #endif
-
-/// Runs the async binder from the synchronous commands: the work runs as a task on the
-/// cooperative pool while the calling thread — the main thread, never a pool thread — waits.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-  let result = Mutex<Result<T, any Error>?>(nil)
-  let done = DispatchSemaphore(value: 0)
-  Task {
-    let outcome: Result<T, any Error>
-    do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-    result.withLock { $0 = outcome }
-    done.signal()
-  }
-  done.wait()
-  return try result.withLock { $0! }.get()
-}
 
 /// Exit codes of binding-side failures that stop a command (client errors do not: they are
 /// AM's to route).
@@ -110,8 +93,31 @@ struct BindingSetup {
   /// Whether questions may go to the terminal (journey: yes; callback: no).
   var interactive: Bool
 
-  func policyContext(system: SystemSource, verifier: PAMUserVerifier) -> PolicyContext {
-    PolicyContext(system: system, biometricAvailable: { verifier.isConfigured(PAMUserVerifier.biometricService) })
+  /// App policies read this machine, never a `--root` tree: a caller who could point the
+  /// evaluation at a recorded laptop would unlock and sign with a key its deviceTampering
+  /// policy locked (issue 20). `--root` still shapes the collected profile.
+  func policyContext(verifier: PAMUserVerifier) -> PolicyContext {
+    PolicyContext(
+      system: SystemSource(root: Self.policyRoot), biometricAvailable: { verifier.isConfigured(PAMUserVerifier.biometricService) })
+  }
+
+  /// "/" — and in debug builds only, the machine tree named by FR_PROFILE_TEST_POLICY_ROOT, the
+  /// CLI tests' seam for a tampered device (see `pamConfigurationDirectory` for why a debug-only
+  /// variable; bench/release-golden.sh checks that the release binary holds neither name).
+  static var policyRoot: String {
+    #if DEBUG
+      if let value = getenv("FR_PROFILE_TEST_POLICY_ROOT"), value.pointee != 0 { return String(cString: value) }
+    #endif
+    return "/"
+  }
+
+  /// Refuses `--root` for a command whose whole work is evaluating app policies.
+  static func refuseRoot(_ settings: ProfileSettings, command: String) throws {
+    guard settings.root == "/" else {
+      throw Failure(
+        .usage,
+        "--root does not apply to '\(command)': app policies are always evaluated on this machine, never on a recorded tree.")
+    }
   }
 
   func verifier() -> PAMUserVerifier {
@@ -190,7 +196,7 @@ struct BindingSetup {
     return DeviceBinder(
       store: store, applicationId: options.applicationId, deviceId: deviceId, deviceName: options.deviceName ?? fallbackName(),
       pinSource: pinSource, pinPolicy: pinPolicy, lockPolicy: lockPolicy, userVerifier: verifier, policies: policies,
-      policyEvaluator: evaluator, policyContext: policyContext(system: system, verifier: verifier),
+      policyEvaluator: evaluator, policyContext: policyContext(verifier: verifier),
       customClaims: options.customClaims, boundUser: options.boundUser, selectKey: selector)
   }
 
@@ -310,14 +316,7 @@ extension StepAnswerer {
     let setup = BindingSetup(options: binding, settings: settings, interactive: true)
     let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
     do {
-      let current = step
-      let (answered, outcome) = try runBlocking {
-        var copy = current
-        let outcome = try await binder.answer(&copy, callback: index)
-        return (copy, outcome)
-      }
-      step = answered
-      if let outcome { BindingSetup.report(outcome, verbose: settings.verbose) }
+      if let outcome = try binder.answer(&step, callback: index) { BindingSetup.report(outcome, verbose: settings.verbose) }
     } catch {
       throw BindingExit.failure(forAny: error)
     }

@@ -120,14 +120,7 @@ extension FRProfile {
         let requests = try profiler.answer(&step, diagnostics: diagnostics)
         for request in requests where !request.message.isEmpty { writeStandardError(ServerText.printable(request.message) + "\n") }
         let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
-        let profiled = step
-        let (answered, outcomes) = try runBlocking {
-          var copy = profiled
-          let outcomes = try await binder.answer(&copy)
-          return (copy, outcomes)
-        }
-        step = answered
-        for outcome in outcomes { BindingSetup.report(outcome, verbose: settings.verbose) }
+        for outcome in try binder.answer(&step) { BindingSetup.report(outcome, verbose: settings.verbose) }
       } catch let error as JourneyError {
         throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
       } catch {

@@ -215,8 +215,9 @@ struct KeysCommand: ParsableCommand {
       try reportingFailures {
         let settings = options.settings
         let store = try settings.userKeyStore(create: false)
+        try BindingSetup.refuseRoot(settings, command: "keys unlock")
         let setup = BindingSetup(options: binding, settings: settings, interactive: false)
-        let context = setup.policyContext(system: try settings.systemSource(), verifier: setup.verifier())
+        let context = setup.policyContext(verifier: setup.verifier())
         let evaluator = PolicyEvaluator()
         let outcome: String?
         do {
@@ -277,7 +278,8 @@ struct PolicyCommand: ParsableCommand {
       let evaluator = PolicyEvaluator()
       var policies = try setup.policies(evaluator)
       if policies.isEmpty && binding.policies == nil { policies = ["deviceTampering": [:], "biometricAvailable": [:]] }
-      let context = setup.policyContext(system: try settings.systemSource(), verifier: setup.verifier())
+      try BindingSetup.refuseRoot(settings, command: "policy")
+      let context = setup.policyContext(verifier: setup.verifier())
       let outcomes = evaluator.evaluate(policies, context: context)
       if json {
         let items: [JSON] = outcomes.map {

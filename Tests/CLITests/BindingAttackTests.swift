@@ -1,0 +1,145 @@
+import Foundation
+import ProfileJSON
+import Testing
+
+/// Attacks on a bound PIN key from this machine (issue 20): an attempt killed during the key
+/// derivation, a debugger attached while the PIN is typed, `--root` pointed at a clean machine.
+extension BindingCommandTests {
+  /// A `journey` on tree `Sign` running in the background, its PIN read from the FIFO `pinPath`.
+  struct BackgroundSigning {
+    let process: Process
+    let errors: Pipe
+
+    /// Waits for the exit; (status, stderr). A killed process reports its signal as the status.
+    func finish() -> (Int32, String) {
+      let text = String(decoding: readToEnd(errors.fileHandleForReading.fileDescriptor), as: UTF8.self)
+      process.waitUntilExit()
+      return (process.terminationStatus, text)
+    }
+  }
+
+  func startSigning(_ server: AuthenticateServer, _ device: Device, pinPath: String) throws -> BackgroundSigning {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: frProfilePath)
+    process.arguments =
+      ["journey", "--server", server.url, "--realm", "alpha", "--tree", "Sign", "--user", "demo", "--password-stdin"]
+      + device.arguments + ["--pin-file", pinPath]
+    process.environment = device.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+    let input = Pipe()
+    let errors = Pipe()
+    process.standardInput = input
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = errors
+    try process.run()
+    input.fileHandleForWriting.write(Data((password + "\n").utf8))
+    try input.fileHandleForWriting.close()
+    return BackgroundSigning(process: process, errors: errors)
+  }
+
+  /// Polls `condition` every 5 ms for up to `seconds`; whether it came true.
+  func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+      if condition() { return true }
+      usleep(5000)
+    }
+    return condition()
+  }
+
+  /// The wrong-PIN bookkeeping of the one bound key.
+  func attempts(_ device: Device) -> JSON? {
+    let directory = device.state + "/bound-keys"
+    guard let name = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.first(where: { $0.hasSuffix(".json") }),
+      let bytes = FileManager.default.contents(atPath: directory + "/" + name)
+    else { return nil }
+    return (try? JSONParser.parse(Array(bytes)))?["attempts"]
+  }
+
+  /// Whether `pid` is blocked opening a FIFO, waiting for its writer (the kernel's fifo_open
+  /// sleeps in `wait_for_partner`).
+  func waitsOnFIFO(_ pid: Int32) -> Bool {
+    ((try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)) ?? "") == "wait_for_partner"
+  }
+
+  @Test("an attempt killed during the derivation stays counted: under lock:1 the right PIN is refused next")
+  func aKilledAttemptCounts() throws {
+    try withDevice { device in
+      try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
+        try bindPIN(server, device, lock: "lock:1")
+        let fifo = device.directory + "/pin.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let signing = try startSigning(server, device, pinPath: fifo)
+        let writer = open(fifo, O_WRONLY)  // blocks until fr-profile opens it for reading
+        #expect(writer >= 0)
+        _ = "000000\n".withCString { write(writer, $0, 7) }
+        close(writer)
+        // The attempt's slot is written before the derivation (2^17 scrypt, ~0.5 s) starts.
+        #expect(waitFor(10) { attempts(device)?["failures"] == 1 })
+        kill(signing.process.processIdentifier, SIGKILL)
+        let (status, _) = signing.finish()
+        #expect(signing.process.terminationReason == .uncaughtSignal && status == SIGKILL, "the attempt ended before the kill")
+        let next = try sign(server, device, pin: "271828")
+        #expect(next.status == 1 && next.stderr.contains("locked after 1 wrong PIN"), "\(next.stderr)")
+        #expect(attempts(device)?["lockedOut"] == true)
+      }
+    }
+  }
+
+  @Test("a debugger attached while the PIN is read is caught before the key is unlocked; the key locks")
+  func aTracerAttachedAtThePromptLocksTheKey() throws {
+    try withDevice { device in
+      try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
+        let bound = try journey(
+          server, device, tree: "Bind",
+          ["--pin-file", try device.pinFile("271828"), "--policies", #"{"deviceTampering":{"score":0.8}}"#])
+        #expect(bound.status == 0, "\(bound.stderr)")
+        let fifo = device.directory + "/pin.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let signing = try startSigning(server, device, pinPath: fifo)
+        let pid = signing.process.processIdentifier
+        // Past the policy check, at the PIN: blocked opening the FIFO.
+        #expect(waitFor(10) { waitsOnFIFO(pid) })
+        let tracer = Process()
+        tracer.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        tracer.arguments = ["-q", "-o", "/dev/null", "-p", String(pid)]
+        tracer.standardError = FileHandle.nullDevice
+        try tracer.run()
+        defer {
+          tracer.terminate()
+          tracer.waitUntilExit()
+        }
+        #expect(
+          waitFor(10) {
+            ((try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? "").contains(
+              "TracerPid:\t\(tracer.processIdentifier)")
+          })
+        let writer = open(fifo, O_WRONLY)
+        _ = "271828\n".withCString { write(writer, $0, 7) }
+        close(writer)
+        let (status, stderr) = signing.finish()
+        #expect(status == 1 && stderr.contains("is tracing fr-profile"), "\(stderr)")
+        let record = try #require(try keyList(device).first)
+        #expect(record["locked"] == true && record["lockingPolicy"] == "deviceTampering")
+        #expect(attempts(device)?["failures"] == 0)  // no PIN was tried
+      }
+    }
+  }
+
+  @Test("--root pointed at a clean machine steers neither signing nor 'keys unlock' past a breached deviceTampering")
+  func rootDoesNotSteerPolicies() throws {
+    try withDevice { device in
+      try withServer { server, _ in
+        let bound = try journey(server, device, tree: "Bind", ["--policies", #"{"deviceTampering":{"score":0.3}}"#])
+        #expect(bound.status == 0, "\(bound.stderr)")
+        try device.become("cloud-vm")  // this machine (the debug build's policy seam) now scores 0.5
+        let steered = try journey(server, device, tree: "Sign", ["--root", machineRoot("laptop")])
+        #expect(steered.status == 1 && steered.stderr.contains("policy deviceTampering is breached"), "\(steered.stderr)")
+        let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
+        let unlock = try run(
+          ["keys", "unlock", kid, "--state-dir", device.state, "--root", machineRoot("laptop")], environment: device.environment)
+        #expect(unlock.status == 64 && unlock.stderr.contains("--root does not apply to 'keys unlock'"), "\(unlock.stderr)")
+        #expect(try keyList(device).first?["locked"] == true)
+      }
+    }
+  }
+}
