@@ -61,7 +61,7 @@ let package = Package(
     .target(
       name: "ProfileCLI",
       dependencies: [
-        "CBuildInfo", "Collectors", "ProfileJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "CBuildInfo", "Collectors", "Journey", "ProfileJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
     // The commit the release binaries were built from (a weak symbol the Makefile defines).

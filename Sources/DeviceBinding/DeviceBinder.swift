@@ -63,6 +63,9 @@ package struct DeviceBinder: Sendable {
   package var selectKey: KeySelector?
   /// Unix seconds (for `iat`, `nbf`, `exp`, `createdAt`, PIN delays).
   package var now: @Sendable () -> Double
+  /// The caller's own deadline (CLOCK_MONOTONIC seconds, e.g. a journey's --max-time): a
+  /// binding or signing ends by it or by the callback's timeout, whichever comes first.
+  package var deadline: Double?
 
   package init(
     store: any UserKeyStore, applicationId: String = DeviceBinder.defaultApplicationId,
@@ -71,7 +74,7 @@ package struct DeviceBinder: Sendable {
     pinCostLog2: Int = PINProtectedKey.defaultCostLog2, userVerifier: PAMUserVerifier? = nil,
     policies: JSONObject = JSONObject(), policyEvaluator: PolicyEvaluator = PolicyEvaluator(),
     policyContext: PolicyContext, customClaims: [(String, JSON)] = [], boundUser: String? = nil,
-    selectKey: KeySelector? = nil, now: @escaping @Sendable () -> Double = { DeviceBinder.wallClock() }
+    selectKey: KeySelector? = nil, now: @escaping @Sendable () -> Double = { DeviceBinder.wallClock() }, deadline: Double? = nil
   ) {
     self.store = store
     self.applicationId = applicationId
@@ -89,6 +92,12 @@ package struct DeviceBinder: Sendable {
     self.boundUser = boundUser
     self.selectKey = selectKey
     self.now = now
+    self.deadline = deadline
+  }
+
+  /// When an interaction for a callback with `timeout` seconds must end.
+  func deadline(timeout: Int) -> Double {
+    min(Self.monotonicNow() + Double(timeout), deadline ?? .infinity)
   }
 
   // MARK: - Answering steps
@@ -176,8 +185,7 @@ package struct DeviceBinder: Sendable {
   /// request's authentication type says, and returns the binding JWS. Throws
   /// `BindingFailure` (send it as the client error) or `KeyStoreError`.
   package func bind(_ request: DeviceBindingRequest) throws -> BindingResult {
-    let started = Self.monotonicNow()
-    let deadline = started + Double(request.timeout)
+    let deadline = deadline(timeout: request.timeout)
     if request.attestation {
       throw BindingFailure(.unsupported, "the node asks for Android key attestation, which a Linux client cannot give")
     }
@@ -185,6 +193,10 @@ package struct DeviceBinder: Sendable {
       throw BindingFailure(.unsupported, "unknown authentication type \"\(request.authenticationType)\"")
     }
     guard !request.userId.isEmpty else { throw BindingFailure(.abort, "the callback has no userId to bind a key for") }
+    for (name, value) in [("userId", request.userId), ("username", request.username)] where value.utf8.count > Self.maximumStoredText {
+      throw BindingFailure(
+        .abort, "the callback's \(name) is \(value.utf8.count) bytes; a bound key stores at most \(Self.maximumStoredText)")
+    }
     do { try policyEvaluator.validate(policies) } catch { throw BindingFailure(.abort, error.description) }
     let deviceId = try deviceId()
     if let hardware = store as? any HardwareUserKeyStore, hardware.createsHardwareKeys {
@@ -250,7 +262,7 @@ package struct DeviceBinder: Sendable {
   /// key, `boundUser`'s, or the one `selectKey` picks). Throws `BindingFailure` or
   /// `KeyStoreError`.
   package func sign(_ request: DeviceSigningRequest) throws -> SigningResult {
-    let deadline = Self.monotonicNow() + Double(request.timeout)
+    let deadline = deadline(timeout: request.timeout)
     if let reserved = customClaims.first(where: { BindingJWS.reservedClaims.contains($0.0) }) {
       throw BindingFailure(.abort, "custom claim \"\(reserved.0)\" is reserved (sub, iss, challenge, iat, nbf, exp)")
     }
@@ -314,12 +326,12 @@ package struct DeviceBinder: Sendable {
     let records = try store.records()
     if !userId.isEmpty {
       guard let record = records.first(where: { $0.userId == userId }) else {
-        throw BindingFailure(.clientNotRegistered, "no key is bound on this device for \(userId)")
+        throw BindingFailure(.clientNotRegistered, "no key is bound on this device for \(userId)" + damagedNote())
       }
       return record
     }
     switch records.count {
-    case 0: throw BindingFailure(.clientNotRegistered, "no key is bound on this device")
+    case 0: throw BindingFailure(.clientNotRegistered, "no key is bound on this device" + damagedNote())
     case 1: return records[0]
     default:
       if let boundUser {
@@ -342,6 +354,13 @@ package struct DeviceBinder: Sendable {
       }
       return record
     }
+  }
+
+  /// "; 2 bound key files are damaged (…)" when the store skipped some, else "".
+  func damagedNote() -> String {
+    guard let damaged = try? store.damagedKeys(), !damaged.isEmpty else { return "" }
+    return "; \(damaged.count) bound key file\(damaged.count == 1 ? " is" : "s are") damaged and skipped "
+      + "(\(damaged.map(\.kid).joined(separator: ", "))): 'fr-profile keys list' says why, 'fr-profile keys delete KID' removes one"
   }
 
   /// The PIN attempt protocol, as a smart card keeps its PIN counter: an attempt takes its slot
@@ -478,6 +497,10 @@ package struct DeviceBinder: Sendable {
   static func promptText(_ title: String, _ description: String) -> String {
     [title, description].filter { !$0.isEmpty }.joined(separator: " — ")
   }
+
+  /// The most bytes of a server's userId or username a binding stores with its key: AM's are
+  /// tens of bytes, and what a server makes us store is shown by every later `keys list`.
+  package static let maximumStoredText = 4096
 
   /// The longest a JWS stays valid, in seconds: its `exp` is the callback's timeout after
   /// `iat`, but never more than this. The JWS is posted as soon as it is made, so a server that

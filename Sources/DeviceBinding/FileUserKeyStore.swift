@@ -42,19 +42,34 @@ package final class FileUserKeyStore: UserKeyStore {
     }
   }
 
+  /// The readable records; a damaged file is skipped (`damagedKeys()` names it), so one bad
+  /// record never takes the other users' keys down.
   package func records() throws(KeyStoreError) -> [UserKeyRecord] {
     guard let directory = try open(create: false) else { return [] }
-    return try Self.records(in: directory)
+    return try Self.scan(directory).records
   }
 
-  private static func records(in directory: StateDirectory) throws(KeyStoreError) -> [UserKeyRecord] {
+  package func damagedKeys() throws(KeyStoreError) -> [DamagedKey] {
+    guard let directory = try open(create: false) else { return [] }
+    return try Self.scan(directory).damaged
+  }
+
+  /// Every `<kid>.json`, read and checked: the good records, sorted, and the files that fail
+  /// (not a regular file, another owner, a loose mode, too large, not a key, a kid that is
+  /// not its name). A failure of the directory itself is still thrown.
+  private static func scan(_ directory: StateDirectory) throws(KeyStoreError) -> (records: [UserKeyRecord], damaged: [DamagedKey]) {
     var found: [UserKeyRecord] = []
+    var damaged: [DamagedKey] = []
     let names: [String]
     do { names = try directory.names() } catch { throw mapped(error) }
     for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
-      if let key = try read(name, in: directory) { found.append(key.record) }
+      do {
+        if let key = try read(name, in: directory) { found.append(key.record) }
+      } catch {
+        damaged.append(DamagedKey(kid: String(name.dropLast(5)), reason: error.description))
+      }
     }
-    return sortedRecords(found)
+    return (sortedRecords(found), damaged)
   }
 
   package func key(kid: String) throws(KeyStoreError) -> StoredUserKey? {
@@ -67,7 +82,7 @@ package final class FileUserKeyStore: UserKeyStore {
     guard Self.isValidKid(key.record.kid) else { throw .corrupt(kid: key.record.kid, reason: "a kid is a UUID") }
     let directory = try open(create: true)!
     return try Self.locked(directory) { () throws(KeyStoreError) -> [String] in
-      let replaced = try Self.records(in: directory).filter { $0.userId == key.record.userId && $0.kid != key.record.kid }
+      let replaced = try Self.scan(directory).records.filter { $0.userId == key.record.userId && $0.kid != key.record.kid }
         .map(\.kid)
       try Self.write(key, in: directory)
       for kid in replaced { try Self.remove(kid, in: directory) }
@@ -91,11 +106,15 @@ package final class FileUserKeyStore: UserKeyStore {
     return try outcome.get()
   }
 
+  /// Removes the key's file by name, unread: a damaged record (too large, corrupt, a link)
+  /// goes as a good one does.
   @discardableResult
   package func delete(kid: String) throws(KeyStoreError) -> Bool {
     guard Self.isValidKid(kid), let directory = try open(create: false) else { return false }
     return try Self.locked(directory) { () throws(KeyStoreError) -> Bool in
-      guard try Self.read(kid + ".json", in: directory) != nil else { return false }
+      let names: [String]
+      do throws(StateDirectoryError) { names = try directory.names() } catch { throw Self.mapped(error) }
+      guard names.contains(kid + ".json") else { return false }
       try Self.remove(kid, in: directory)
       return true
     }
@@ -121,8 +140,14 @@ package final class FileUserKeyStore: UserKeyStore {
   }
 
   private static func write(_ key: StoredUserKey, in directory: StateDirectory) throws(KeyStoreError) {
+    let bytes = Array(JSONWriter.compact(key.json).utf8)
+    // What is written must read back: a record above the read limit would be refused by every
+    // later list, sign and delete.
+    guard bytes.count <= maximumFileSize else {
+      throw .io(detail: "the key record would be \(bytes.count) bytes, above the \(maximumFileSize) a bound key file may hold")
+    }
     do {
-      try directory.write(key.record.kid + ".json", Array(JSONWriter.compact(key.json).utf8), mode: 0o600, replace: true)
+      try directory.write(key.record.kid + ".json", bytes, mode: 0o600, replace: true)
     } catch {
       throw mapped(error)
     }

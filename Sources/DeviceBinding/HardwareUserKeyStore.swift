@@ -128,6 +128,7 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
   }
   @discardableResult
   package func delete(kid: String) throws(KeyStoreError) -> Bool { try backing.delete(kid: kid) }
+  package func damagedKeys() throws(KeyStoreError) -> [DamagedKey] { try backing.damagedKeys() }
 
   package func createKey(authValue: [UInt8]) throws(HardwareKeyError) -> (blob: [UInt8], publicKey: P256.Signing.PublicKey) {
     do {

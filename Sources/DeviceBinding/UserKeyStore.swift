@@ -20,9 +20,17 @@ package protocol UserKeyStore: Sendable {
   /// attempt counters of concurrent signings are never lost. Nil (and no change) when absent;
   /// nothing is written when `change` throws.
   func update<Result>(kid: String, _ change: (inout StoredUserKey) throws -> Result) throws -> Result?
-  /// Removes the key; false when there was none.
+  /// Removes the key; false when there was none. A damaged record can be deleted.
   @discardableResult
   func delete(kid: String) throws(KeyStoreError) -> Bool
+  /// Stored keys that cannot be read, which `records()` skips; `delete(kid:)` removes them.
+  func damagedKeys() throws(KeyStoreError) -> [DamagedKey]
+}
+
+/// A stored key `records()` skipped: its kid (the file's name) and why it cannot be used.
+package struct DamagedKey: Sendable, Equatable {
+  package var kid: String
+  package var reason: String
 }
 
 /// Why a store could not do what was asked. The CLI maps each case to a message and exit code.
@@ -58,6 +66,8 @@ package final class InMemoryUserKeyStore: UserKeyStore {
   package init() {}
 
   package var name: String { "memory" }
+
+  package func damagedKeys() throws(KeyStoreError) -> [DamagedKey] { [] }
 
   package func records() throws(KeyStoreError) -> [UserKeyRecord] {
     sortedRecords(keys.withLock { Array($0.values.map(\.record)) })

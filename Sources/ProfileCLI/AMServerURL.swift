@@ -41,13 +41,23 @@ package struct AMServerURL: Sendable {
     return "fr-profile: warning: --insecure-http: talking plain http to \(text); \(credential) travels in clear.\n"
   }
 
+  /// The URL's `host[:port]` (user information dropped), shown at prompts so a person sees
+  /// which server asks.
+  package var host: String { Self.authority(of: text).map(String.init) ?? text }
+
+  /// What follows `scheme://` up to the path, without user information.
+  private static func authority(of url: String) -> Substring? {
+    guard let schemeEnd = url.firstRange(of: "://") else { return nil }
+    let authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    guard let at = authority.lastIndex(of: "@") else { return authority }
+    return authority[authority.index(after: at)...]
+  }
+
   /// Whether the URL's host is this machine: `localhost`, 127.0.0.0/8 in dotted-quad form, or
   /// `[::1]`. Anything unusual in the authority (a backslash, a percent escape, spaces) is
   /// answered no, so a URL that libcurl might read differently is never taken for loopback.
   package static func isLoopback(_ url: String) -> Bool {
-    guard let schemeEnd = url.firstRange(of: "://") else { return false }
-    var authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-    if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+    guard let authority = authority(of: url) else { return false }
     let host: Substring
     let port: Substring
     if authority.hasPrefix("[") {

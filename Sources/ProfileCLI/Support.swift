@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import Journey
 
 #if canImport(Glibc)
   import Glibc
@@ -116,8 +117,11 @@ package func reportingFailures(_ body: () throws -> Void) throws {
   }
 }
 
+/// Writes `text` to stderr with control characters other than newline and tab replaced
+/// (`ServerText.printable`): messages quote what servers, stored records and files said, and
+/// none of it may drive the terminal. Our own messages hold no other controls.
 package func writeStandardError(_ text: String) {
-  _ = writeAll(2, Array(text.utf8))
+  _ = writeAll(2, Array(ServerText.printable(text).utf8))
 }
 
 /// The one warning for a profile above AM's default Maximum Profile Size (3 KB), for

@@ -39,8 +39,16 @@ import Testing
     try await withStore { store, directory in
       let bound = try makeBinder(store: store).bind(bindingRequest())
       chmod(directory + "/\(bound.kid).json", 0o644)
-      #expect(throws: KeyStoreError.self) { try store.records() }
-      #expect(throws: KeyStoreError.self) { try makeBinder(store: store).sign(signingRequest()) }
+      // Never used, and named; the store as a whole still answers.
+      #expect(try store.records().isEmpty)
+      #expect(try store.damagedKeys().map(\.kid) == [bound.kid])
+      #expect(try store.damagedKeys().first?.reason.contains("0644") == true)
+      #expect(throws: KeyStoreError.self) { try store.key(kid: bound.kid) }
+      guard case .failure(let failure) = try makeBinder(store: store).signOrFail(signingRequest()) else {
+        Issue.record("a key file others can read signed")
+        return
+      }
+      #expect(failure.clientError == .clientNotRegistered && failure.reason.contains("damaged and skipped (\(bound.kid))"))
     }
   }
 
@@ -109,7 +117,11 @@ import Testing
       let path = directory + "/\(bound.kid).json"
       try "{\"version\":1}".write(toFile: path, atomically: false, encoding: .utf8)
       chmod(path, 0o600)
-      #expect(throws: KeyStoreError.self) { try store.records() }
+      #expect(try store.records().isEmpty)
+      #expect(try store.damagedKeys().map(\.kid) == [bound.kid])
+      #expect(throws: KeyStoreError.self) { try store.key(kid: bound.kid) }
+      #expect(try store.delete(kid: bound.kid))
+      #expect(try store.damagedKeys().isEmpty)
     }
   }
 }

@@ -92,6 +92,13 @@ struct BindingSetup {
   var settings: ProfileSettings
   /// Whether questions may go to the terminal (journey: yes; callback: no).
   var interactive: Bool
+  /// The AM host the journey talks to, shown at every PIN and PAM prompt so a person sees
+  /// whom they are answering (a relay in front of the real AM is the protocol's blind spot;
+  /// README "Threat model").
+  var serverHost: String? = nil
+  /// The journey's own deadline (--max-time, CLOCK_MONOTONIC seconds): every prompt and the
+  /// binder's waits end by it, whatever timeout the callback asks for.
+  var deadline: Double? = nil
 
   /// App policies read this machine, never a `--root` tree: a caller who could point the
   /// evaluation at a recorded laptop would unlock and sign with a key its deviceTampering
@@ -122,11 +129,14 @@ struct BindingSetup {
 
   func verifier() -> PAMUserVerifier {
     let interactive = interactive
+    let serverHost = serverHost
+    let deadline = deadline
     return PAMUserVerifier(
       configurationDirectory: Self.pamConfigurationDirectory, user: Self.userName(),
       prompt: { message, echo in
         guard interactive, let terminal = Terminal() else { return nil }
-        return terminal.readLine(prompt: StepAnswerer.promptText(message), echo: echo, deadline: nil)
+        if let serverHost { terminal.write(TerminalPINSource.serverLine(serverHost)) }
+        return terminal.readLine(prompt: StepAnswerer.promptText(message), echo: echo, deadline: deadline)
       },
       inform: { message in writeStandardError("\(message)\n") })
   }
@@ -184,7 +194,9 @@ struct BindingSetup {
     let evaluator = PolicyEvaluator()
     let verifier = verifier()
     let pinSource: (any PINSource)? =
-      if let file = options.pinFile { FilePINSource(path: file) } else if interactive { TerminalPINSource() } else { nil }
+      if let file = options.pinFile { FilePINSource(path: file) } else if interactive { TerminalPINSource(serverHost: serverHost) } else {
+        nil
+      }
     let deviceId: @Sendable () throws -> String = {
       do throws(IdentityError) { return try identity.identifier(for: system) } catch { throw Failure(error) }
     }
@@ -197,7 +209,7 @@ struct BindingSetup {
       store: store, applicationId: options.applicationId, deviceId: deviceId, deviceName: options.deviceName ?? fallbackName(),
       pinSource: pinSource, pinPolicy: pinPolicy, lockPolicy: lockPolicy, userVerifier: verifier, policies: policies,
       policyEvaluator: evaluator, policyContext: policyContext(verifier: verifier),
-      customClaims: options.customClaims, boundUser: options.boundUser, selectKey: selector)
+      customClaims: options.customClaims, boundUser: options.boundUser, selectKey: selector, deadline: deadline)
   }
 
   /// The profile's platform.deviceName (what collect reports), else the host name.
@@ -254,13 +266,24 @@ struct FilePINSource: PINSource {
   func existingPIN(prompt: String, deadline: Double) throws(BindingFailure) -> String? { try read() }
 }
 
-/// The PIN asked on /dev/tty without echo, within the callback's deadline.
+/// The PIN asked on /dev/tty without echo, within the callback's deadline. The server's title
+/// and description are shown as `Terminal` shows everything: sanitized.
 struct TerminalPINSource: PINSource {
+  var serverHost: String?
+
+  /// "Server: am.example.com:8443" and a newline: whom the answer goes to.
+  static func serverLine(_ host: String) -> String { "Server: \(host)\n" }
+
+  private func introduce(_ prompt: String, on terminal: Terminal) {
+    if let serverHost { terminal.write(Self.serverLine(serverHost)) }
+    if !prompt.isEmpty { terminal.write(prompt + "\n") }
+  }
+
   func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String? {
     guard let terminal = Terminal() else {
       throw BindingFailure(.abort, "an APPLICATION_PIN binding needs a PIN and there is no terminal: pass --pin-file FILE")
     }
-    if !prompt.isEmpty { terminal.write(prompt + "\n") }
+    introduce(prompt, on: terminal)
     for _ in 0..<3 {
       guard let first = terminal.readLine(prompt: "New PIN: ", echo: false, deadline: deadline) else { return nil }
       if let problem = policy.violation(first) {
@@ -278,7 +301,7 @@ struct TerminalPINSource: PINSource {
     guard let terminal = Terminal() else {
       throw BindingFailure(.abort, "the bound key needs its PIN and there is no terminal: pass --pin-file FILE")
     }
-    if !prompt.isEmpty { terminal.write(prompt + "\n") }
+    introduce(prompt, on: terminal)
     return terminal.readLine(prompt: "PIN: ", echo: false, deadline: deadline)
   }
 }
@@ -313,7 +336,8 @@ extension StepAnswerer {
   func answerBinding(_ step: inout AuthenticateStep, index: Int) throws {
     let settings = settings
     let system = try settings.systemSource()
-    let setup = BindingSetup(options: binding, settings: settings, interactive: true)
+    let setup = BindingSetup(
+      options: binding, settings: settings, interactive: true, serverHost: serverHost, deadline: deadline)
     let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
     do {
       if let outcome = try binder.answer(&step, callback: index) { BindingSetup.report(outcome, verbose: settings.verbose) }

@@ -155,6 +155,7 @@ struct JourneyCommand: ParsableCommand {
       let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
       let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
       answerer.binding = binding
+      answerer.serverHost = server.host
       let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
       let endpoint = AuthenticateEndpoint(server: server.text, realm: realm, tree: tree)
       let headers = [
@@ -166,6 +167,7 @@ struct JourneyCommand: ParsableCommand {
       let timeout = timeout
       let maxTime = maxTime
       let started = JourneyWalker.monotonicSeconds()
+      answerer.deadline = started + maxTime
       var walker = JourneyWalker(
         post: { url, body in
           if settings.verbose { detail("POST \(url)") }

@@ -47,9 +47,21 @@ struct KeysCommand: ParsableCommand {
         let settings = options.settings
         let store = try settings.userKeyStore(create: false)
         let records: [UserKeyRecord]
-        do throws(KeyStoreError) { records = try store.records() } catch { throw BindingExit.failure(error) }
+        let damaged: [DamagedKey]
+        do throws(KeyStoreError) {
+          records = try store.records()
+          damaged = try store.damagedKeys()
+        } catch {
+          throw BindingExit.failure(error)
+        }
+        for key in damaged {
+          writeStandardError(
+            "fr-profile: warning: skipped the bound key \(key.kid): \(key.reason); 'fr-profile keys delete \(key.kid)' removes it.\n")
+        }
         if json {
-          try printOutput(JSONWriter.compact(.array(records.map(\.json))) + "\n")
+          // Usernames are a server's text: C1 controls and bidirectional overrides, which JSON
+          // leaves raw, are escaped.
+          try printOutput(ServerText.escapingControls(inJSON: JSONWriter.compact(.array(records.map(\.json)))) + "\n")
           return
         }
         if records.isEmpty {
@@ -60,7 +72,8 @@ struct KeysCommand: ParsableCommand {
         for record in records {
           var state = record.locked ? "locked by \(record.lockingPolicy ?? "?")" : "usable"
           if let key = try? store.key(kid: record.kid), key.lock.lockedOut { state = "locked after \(key.lock.failures) wrong PINs" }
-          lines.append("\(record.kid)\t\(record.username)\t\(record.authType.rawValue)\t\(record.createdAt)\t\(state)")
+          let username = ServerText.printable(record.username, singleLine: true)
+          lines.append("\(record.kid)\t\(username)\t\(record.authType.rawValue)\t\(record.createdAt)\t\(state)")
         }
         try printOutput(lines.joined(separator: "\n") + "\n")
       }

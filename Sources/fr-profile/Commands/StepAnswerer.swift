@@ -17,6 +17,10 @@ final class StepAnswerer {
   let settings: ProfileSettings
   /// Device binding and signing (`--app-id`, `--pin-file`, …); set by the journey command.
   var binding = BindingOptions()
+  /// The AM host (`host[:port]`), shown at PIN and PAM prompts; set by the journey command.
+  var serverHost: String?
+  /// The journey's --max-time deadline (CLOCK_MONOTONIC seconds), which bounds every prompt.
+  var deadline: Double?
   private lazy var terminal: Terminal? = Terminal()
 
   init(user: String?, password: String?, choices: [Int], settings: ProfileSettings) {

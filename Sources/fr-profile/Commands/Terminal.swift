@@ -1,5 +1,6 @@
 import Collectors
 import DeviceBinding
+import Journey
 import ProfileCLI
 
 #if canImport(Glibc)
@@ -22,8 +23,11 @@ final class Terminal {
 
   deinit { close(fd) }
 
+  /// Writes `text` with every control character but newline and tab (escape sequences, C1,
+  /// bidirectional overrides) replaced: prompts carry a server's words (a binding callback's
+  /// title, a stored username), and nothing a server chose may drive the terminal.
   func write(_ text: String) {
-    _ = writeAll(fd, Array(text.utf8))
+    _ = writeAll(fd, Array(ServerText.printable(text).utf8))
   }
 
   /// Shows `prompt` and reads one line; with `echo` false the typed characters are not shown

@@ -37,6 +37,11 @@ final class BindingServer: CustomTree, @unchecked Sendable {
   var authenticationType = "NONE"
   var timeout = 60
   var attestation = false
+  /// The binding and signing callbacks' title (a hostile server's, in the sanitizing tests).
+  var title = "Authentication required"
+  /// The username a binding callback sends for a user who logged in with the key's name,
+  /// when it differs from that name (AM sends the user's own; a hostile server anything).
+  var callbackUsernames: [String: String] = [:]
   var users = [
     User(username: "demo", password: "s3cret-Passw0rd", universalId: "id=demo,ou=user,o=alpha,ou=services,ou=am-config"),
     User(username: "bjensen", password: "0ther-Passw0rd", universalId: "id=bjensen,ou=user,o=alpha,ou=services,ou=am-config"),
@@ -284,9 +289,9 @@ final class BindingServer: CustomTree, @unchecked Sendable {
     Self.callback(
       "DeviceBindingCallback",
       [
-        ("userId", .string(user.universalId)), ("username", .string(user.username)),
+        ("userId", .string(user.universalId)), ("username", .string(callbackUsernames[user.username] ?? user.username)),
         ("authenticationType", .string(authenticationType)), ("challenge", .string(challenge)),
-        ("title", "Authentication required"), ("subtitle", "Cryptography device binding"),
+        ("title", .string(title)), ("subtitle", "Cryptography device binding"),
         ("description", "Please complete with biometric to proceed"), ("timeout", .number(Double(timeout))),
         ("attestation", .bool(attestation)),
       ], inputs: ["IDToken1jws", "IDToken1deviceName", "IDToken1deviceId", "IDToken1clientError"])
@@ -296,7 +301,7 @@ final class BindingServer: CustomTree, @unchecked Sendable {
     Self.callback(
       "DeviceSigningVerifierCallback",
       [
-        ("userId", .string(userId)), ("challenge", .string(challenge)), ("title", "Authentication required"),
+        ("userId", .string(userId)), ("challenge", .string(challenge)), ("title", .string(title)),
         ("subtitle", "Cryptography device binding"), ("description", "Please complete with biometric to proceed"),
         ("timeout", .number(Double(timeout))),
       ], inputs: ["IDToken1jws", "IDToken1clientError"])
