@@ -100,6 +100,7 @@ let package = Package(
     .target(
       name: "DeviceBinding",
       dependencies: [
+        "CHardening",
         "Collectors",
         "CPAM",
         "Journey",
@@ -109,6 +110,9 @@ let package = Package(
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ]
     ),
+    // prctl(PR_SET_DUMPABLE, 0) and RLIMIT_CORE 0 before a PIN or key enters memory: prctl is
+    // variadic, which Swift cannot call.
+    .target(name: "CHardening"),
     // libpam (user verification for BIOMETRIC_* keys); only DeviceBinding/PAM.swift imports it.
     // Loaded with dlopen on first use (Sources/CPAM/include/CPAM.h). Building needs libpam0g-dev.
     .target(name: "CPAM", dependencies: ["CLoader"]),

@@ -1,3 +1,4 @@
+import CHardening
 import Collectors
 import Crypto
 import Journey
@@ -185,6 +186,7 @@ package struct DeviceBinder: Sendable {
   /// request's authentication type says, and returns the binding JWS. Throws
   /// `BindingFailure` (send it as the client error) or `KeyStoreError`.
   package func bind(_ request: DeviceBindingRequest) throws -> BindingResult {
+    try Self.guardSecrets()
     let deadline = deadline(timeout: request.timeout)
     if request.attestation {
       throw BindingFailure(.unsupported, "the node asks for Android key attestation, which a Linux client cannot give")
@@ -204,7 +206,8 @@ package struct DeviceBinder: Sendable {
     }
 
     let privateKey = P256.Signing.PrivateKey()
-    let scalar = Array(privateKey.rawRepresentation)
+    var scalar = Array(privateKey.rawRepresentation)
+    defer { Self.erase(&scalar) }
     let material: KeyMaterial
     var publicKey: (x: String, y: String)? = BindingJWS.coordinates(privateKey.publicKey)
     switch type {
@@ -262,6 +265,7 @@ package struct DeviceBinder: Sendable {
   /// key, `boundUser`'s, or the one `selectKey` picks). Throws `BindingFailure` or
   /// `KeyStoreError`.
   package func sign(_ request: DeviceSigningRequest) throws -> SigningResult {
+    try Self.guardSecrets()
     let deadline = deadline(timeout: request.timeout)
     if let reserved = customClaims.first(where: { BindingJWS.reservedClaims.contains($0.0) }) {
       throw BindingFailure(.abort, "custom claim \"\(reserved.0)\" is reserved (sub, iss, challenge, iat, nbf, exp)")
@@ -289,7 +293,8 @@ package struct DeviceBinder: Sendable {
       throw BindingFailure(.abort, "policy \(breach.name) is breached (\(breach.outcome.detail)): the key \(record.kid) is now locked")
     }
 
-    let scalar: [UInt8]
+    var scalar: [UInt8] = []
+    defer { Self.erase(&scalar) }
     switch stored.material {
     case .plain(let bytes):
       try verifyUser(stored.record.authType)
@@ -353,6 +358,23 @@ package struct DeviceBinder: Sendable {
         throw BindingFailure(.abort, "no key was chosen")
       }
       return record
+    }
+  }
+
+  /// Before a PIN or a private key enters memory: no core dump (RLIMIT_CORE 0) and not
+  /// dumpable (a same-user debugger cannot attach, /proc/self goes to root), for the rest of
+  /// this process. A crash while a key is open must not write it to disk (issue 20: a 31 MB
+  /// core held a PIN key's scalar).
+  static func guardSecrets() throws {
+    guard fr_profile_forbid_core_dumps() == 0 else {
+      throw BindingFailure(.abort, "cannot forbid core dumps before handling a key: \(String(cString: strerror(errno)))")
+    }
+  }
+
+  /// Overwrites a key's bytes with zeros (explicit_bzero: not optimised away) once used.
+  static func erase(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { raw in
+      if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
     }
   }
 

@@ -18,12 +18,15 @@ extension BindingCommandTests {
     }
   }
 
-  func startSigning(_ server: AuthenticateServer, _ device: Device, pinPath: String) throws -> BackgroundSigning {
+  func startSigning(
+    _ server: AuthenticateServer, _ device: Device, pinPath: String, state: String? = nil, prefix: [String] = []
+  ) throws -> BackgroundSigning {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: frProfilePath)
-    process.arguments =
-      ["journey", "--server", server.url, "--realm", "alpha", "--tree", "Sign", "--user", "demo", "--password-stdin"]
-      + device.arguments + ["--pin-file", pinPath]
+    let argv =
+      prefix + [frProfilePath, "journey", "--server", server.url, "--realm", "alpha", "--tree", "Sign", "--user", "demo"]
+      + ["--password-stdin", "--state-dir", state ?? device.state, "--root", device.root, "--pin-file", pinPath]
+    process.executableURL = URL(fileURLWithPath: argv[0])
+    process.arguments = Array(argv.dropFirst())
     process.environment = device.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
     let input = Pipe()
     let errors = Pipe()
@@ -121,6 +124,43 @@ extension BindingCommandTests {
         let record = try #require(try keyList(device).first)
         #expect(record["locked"] == true && record["lockingPolicy"] == "deviceTampering")
         #expect(attempts(device)?["failures"] == 0)  // no PIN was tried
+      }
+    }
+  }
+
+  @Test(
+    "from the first PIN prompt on the process cannot dump core or be read by its user's debugger",
+    .enabled(if: canDropPrivileges, "needs root to run the signer as nobody"))
+  func noCoreDumpWhileAKeyMayBeOpen() throws {
+    try withDevice { device in
+      try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
+        // nobody's own state directory, PIN file and FIFO: /proc/PID belongs to nobody while the
+        // process is dumpable, and to root once it is not.
+        chmod(device.directory, 0o755)
+        let home = device.directory + "/nobody"
+        #expect(mkdir(home, 0o700) == 0 && chown(home, 65534, 65534) == 0)
+        let pin = try device.pinFile("271828")
+        #expect(chown(pin, 65534, 65534) == 0)
+        let bound = try run(
+          ["journey", "--server", server.url, "--realm", "alpha", "--tree", "Bind", "--user", "demo", "--password-stdin"]
+            + ["--state-dir", home + "/state", "--root", device.root, "--pin-file", pin],
+          environment: device.environment, stdin: password + "\n", prefix: asNobody)
+        #expect(bound.status == 0, "\(bound.stderr)")
+        let fifo = home + "/pin.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0 && chown(fifo, 65534, 65534) == 0)
+        let signing = try startSigning(server, device, pinPath: fifo, state: home + "/state", prefix: asNobody)
+        let pid = signing.process.processIdentifier
+        #expect(waitFor(10) { waitsOnFIFO(pid) })
+        var info = stat()
+        #expect(stat("/proc/\(pid)/environ", &info) == 0 && info.st_uid == 0, "/proc/\(pid) belongs to uid \(info.st_uid)")
+        let limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map { $0.split(separator: " ") }
+        #expect(core?.dropFirst(4).prefix(2) == ["0", "0"], "\(limits)")
+        let writer = open(fifo, O_WRONLY)
+        _ = "271828\n".withCString { write(writer, $0, 7) }
+        close(writer)
+        let (status, stderr) = signing.finish()
+        #expect(status == 0, "\(stderr)")
       }
     }
   }
