@@ -183,3 +183,29 @@ extension BindingCommandTests {
     }
   }
 }
+
+/// A preload library that hides itself from the environment is still seen in the maps.
+@Suite struct HiddenPreloadTests {
+  @Test("a preload that unsets LD_PRELOAD in its constructor is named by the tamper report")
+  func aSelfHidingPreloadIsDetected() throws {
+    let directory = try makeTemporaryDirectory("fr-profile-preload")
+    defer { removeTemporaryDirectory(directory) }
+    let source = directory + "/hide.c"
+    try """
+    #include <stdlib.h>
+    __attribute__((constructor)) static void hide(void) { unsetenv("LD_PRELOAD"); }
+    """.write(toFile: source, atomically: true, encoding: .utf8)
+    let library = directory + "/libhide.so"
+    let built = try run(["-shared", "-fPIC", "-o", library, source], executable: "/usr/bin/gcc")
+    #expect(built.status == 0, "\(built.stderr)")
+    let report = try run(["tamper", "--json"], environment: ["LD_PRELOAD": library])
+    #expect(report.status == 0, "\(report.stderr)")
+    let detectors = try JSONParser.parse(Array(report.stdout.utf8))["detectors"]?.arrayValue ?? []
+    let evidence = detectors.first { $0["name"]?.stringValue == "injectedLibraries" }?["evidence"]?.arrayValue ?? []
+    let lines = evidence.compactMap(\.stringValue)
+    #expect(
+      lines == ["library mapped from outside the system library directories: /tmp/\(directory.split(separator: "/").last!)/libhide.so"],
+      "\(lines)")
+    #expect(!lines.contains { $0.hasPrefix("LD_PRELOAD is set") }, "the constructor did not hide the preload: \(lines)")
+  }
+}

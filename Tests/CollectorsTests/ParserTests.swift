@@ -105,14 +105,22 @@ import Testing
     #expect(parseTracerPid("Name:\tx\n") == nil)
   }
 
-  @Test func findsInstrumentationInMaps() {
+  @Test func findsInstrumentationAndForeignLibrariesInMaps() {
     let maps = """
+      00400000-00500000 r-xp 00000000 08:01 77  /usr/bin/fr-profile
       7f3a1c000000-7f3a1c200000 r-xp 00000000 08:01 1234  /tmp/frida-agent-64.so
       7f3a1c200000-7f3a1c300000 r-xp 00000000 08:01 1234  /tmp/frida-agent-64.so
       7f3a1d000000-7f3a1d200000 r-xp 00000000 08:01 99  /usr/lib/x86_64-linux-gnu/libc.so.6
+      7f3a1e000000-7f3a1e200000 r-xp 00000000 08:01 98  /lib/x86_64-linux-gnu/libudev.so.1.7.5
+      7f3a1f000000-7f3a1f001000 r-xp 00000000 08:01 97  /home/mallory/.cache/libhook.so (deleted)
+      7f3a20000000-7f3a20001000 r-xp 00000000 00:01 96  /memfd:payload.so (deleted)
       7ffd1000-7ffd2000 rw-p 00000000 00:00 0  [stack]
+      7ffd3000-7ffd4000 r-xp 00000000 00:00 0  [vdso]
       """
-    #expect(instrumentationLibraries(inMaps: maps) == ["/tmp/frida-agent-64.so"])
+    let found = suspiciousLibraries(inMaps: maps)
+    #expect(found.instrumentation == ["/tmp/frida-agent-64.so"])
+    #expect(
+      found.foreign == ["/tmp/frida-agent-64.so", "/home/mallory/.cache/libhook.so (deleted)", "/memfd:payload.so (deleted)"])
   }
 }
 

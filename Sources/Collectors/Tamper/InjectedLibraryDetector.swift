@@ -4,12 +4,15 @@
   import Musl
 #endif
 
-/// Code injected into processes: `LD_PRELOAD`, /etc/ld.so.preload, and instrumentation
-/// frameworks (Frida, its gadget, Substrate) mapped into this process.
+/// Code injected into processes: `LD_PRELOAD`, /etc/ld.so.preload, instrumentation
+/// frameworks (Frida, its gadget, Substrate) mapped into this process, and shared libraries
+/// mapped from outside the system's library directories.
 ///
 /// Scores: a mapped instrumentation framework 1 (hooking is certain; the Android SDK scores
-/// Frida the same); a preload 0.7 (it can hook every call, but jemalloc or libeatmydata are
-/// legitimate uses, so it is strong evidence, not proof).
+/// Frida the same); a preload, or a library no package could have installed, 0.7 (it can hook
+/// every call, but jemalloc or libeatmydata are legitimate uses, so it is strong evidence, not
+/// proof). The maps catch a preload that unset `LD_PRELOAD` in its constructor, which the
+/// environment no longer shows (issue 20).
 public struct InjectedLibraryDetector: TamperDetector {
   public let name = "injectedLibraries"
   public init() {}
@@ -31,27 +34,57 @@ public struct InjectedLibraryDetector: TamperDetector {
       }
     }
     if let maps = context.system.readBytes("/proc/self/maps", limit: 4 << 20) {
-      let hits = instrumentationLibraries(inMaps: maps)
-      if !hits.isEmpty {
-        finding = finding.merged(TamperFinding(score: 1, evidence: hits.map { "instrumentation library mapped: \($0)" }))
+      let mapped = suspiciousLibraries(inMaps: maps)
+      if !mapped.instrumentation.isEmpty {
+        finding = finding.merged(
+          TamperFinding(score: 1, evidence: mapped.instrumentation.map { "instrumentation library mapped: \($0)" }))
+      }
+      let foreign = mapped.foreign.filter { !mapped.instrumentation.contains($0) && !isInstalledByRoot($0, context.system) }
+      if !foreign.isEmpty {
+        finding = finding.merged(
+          TamperFinding(score: 0.7, evidence: foreign.map { "library mapped from outside the system library directories: \($0)" }))
       }
     }
     return finding
   }
 }
 
-/// Paths in /proc/self/maps whose file name names an instrumentation framework.
+/// Whether `path` and every directory above it belong to root and only root may write them:
+/// a library an administrator installed outside the package directories (a toolchain in /opt,
+/// /usr/local/lib). What a user could have put there — /tmp, a home, a memfd, a deleted file —
+/// fails.
+func isInstalledByRoot(_ path: String, _ system: SystemSource) -> Bool {
+  guard path.hasPrefix("/"), !path.hasSuffix(" (deleted)") else { return false }
+  var current = Substring(path)
+  while !current.isEmpty {
+    guard let status = system.status(String(current), followLinks: true), status.uid == 0, status.mode & 0o022 == 0 else {
+      return false
+    }
+    guard let slash = current.lastIndex(of: "/") else { break }
+    current = current[..<slash]
+  }
+  return true
+}
+
+/// The directories a package installs shared libraries into (Debian's multiarch ones
+/// included; /lib is /usr/lib on merged-/usr systems). A library mapped from anywhere else
+/// (/tmp, a home directory, /dev/shm, a memfd) was put there by someone other than dpkg.
+let systemLibraryDirectories: [StaticString] = ["/usr/lib/", "/lib/", "/usr/lib64/", "/lib64/", "/usr/lib32/", "/lib32/"]
+
+/// Paths in /proc/self/maps of shared libraries that look injected: `instrumentation`, whose
+/// file name names an instrumentation framework, and `foreign`, whose file name has ".so" and
+/// whose path is outside `systemLibraryDirectories` (the executable itself has no ".so").
 ///
 ///     7f3a1c000000-7f3a1c200000 r-xp 00000000 08:01 1234  /tmp/frida-agent-64.so
 ///
 /// Works on bytes, without copying: the maps of a large process run to thousands of lines, and
-/// this runs at every collect. Only a line whose file name contains a marker (ASCII case
-/// ignored) becomes a `String`.
-package func instrumentationLibraries(inMaps maps: [UInt8]) -> [String] {
-  var found: [String] = []
+/// this runs at every collect. Only a line that is flagged becomes a `String`.
+package func suspiciousLibraries(inMaps maps: [UInt8]) -> (instrumentation: [String], foreign: [String]) {
+  var instrumentation: [String] = []
+  var foreign: [String] = []
   maps.withUnsafeBufferPointer { bytes in
     // A mapped file shows up on several consecutive lines (one per segment): a line whose file
-    // name is the previous line's skips the marker search.
+    // name is the previous line's is skipped.
     var previousName = 0..<0
     forEachLine(bytes) { line in
       guard let slash = firstIndex(of: UInt8(ascii: "/"), in: bytes, line) else { return true }
@@ -64,18 +97,25 @@ package func instrumentationLibraries(inMaps maps: [UInt8]) -> [String] {
         return true
       }
       previousName = name
-      guard InjectedLibraryDetector.instrumentationMarkers.contains(where: { containsIgnoringASCIICase(bytes, name, $0) })
-      else { return true }
-      let path = decode(bytes, slash..<line.upperBound)
-      if !found.contains(path) { found.append(path) }
+      let path = slash..<line.upperBound
+      if InjectedLibraryDetector.instrumentationMarkers.contains(where: { containsIgnoringASCIICase(bytes, name, $0) }) {
+        let text = decode(bytes, path)
+        if !instrumentation.contains(text) { instrumentation.append(text) }
+      }
+      if containsIgnoringASCIICase(bytes, name, ".so"),
+        !systemLibraryDirectories.contains(where: { bytesHavePrefix(bytes, path, $0) })
+      {
+        let text = decode(bytes, path)
+        if !foreign.contains(text) { foreign.append(text) }
+      }
       return true
     }
   }
-  return found
+  return (instrumentation, foreign)
 }
 
-package func instrumentationLibraries(inMaps maps: String) -> [String] {
-  instrumentationLibraries(inMaps: Array(maps.utf8))
+package func suspiciousLibraries(inMaps maps: String) -> (instrumentation: [String], foreign: [String]) {
+  suspiciousLibraries(inMaps: Array(maps.utf8))
 }
 
 /// Whether `range` of `bytes` contains the lowercase ASCII `needle`, ignoring ASCII case.
