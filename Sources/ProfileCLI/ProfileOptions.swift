@@ -20,7 +20,8 @@ package struct IdentityOptions: ParsableArguments {
   @Option(
     name: .customLong("root"),
     help: ArgumentHelp(
-      "Collect a recorded machine tree (its /proc, /sys, /etc) instead of /.", valueName: "DIR"))
+      "Collect a recorded machine tree (its /proc, /sys, /etc) instead of /. App policies always read this machine.",
+      valueName: "DIR"))
   package var root: String = "/"
 
   @Flag(name: .shortAndLong, help: "Explain on stderr where each value came from and what was dropped.")
