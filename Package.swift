@@ -38,6 +38,7 @@ let package = Package(
         "ProfileCLI",
         "ProfileJSON",
         "DeviceMatch",
+        "SystemCalls",
         "CStartup",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
@@ -61,7 +62,8 @@ let package = Package(
     .target(
       name: "ProfileCLI",
       dependencies: [
-        "CBuildInfo", "Collectors", "Journey", "ProfileJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "CBuildInfo", "Collectors", "Journey", "ProfileJSON", "SystemCalls",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
     // The commit the release binaries were built from (a weak symbol the Makefile defines).
@@ -77,6 +79,7 @@ let package = Package(
       dependencies: [
         "CUdev",
         "ProfileJSON",
+        "SystemCalls",
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
@@ -105,6 +108,7 @@ let package = Package(
         "CPAM",
         "Journey",
         "ProfileJSON",
+        "SystemCalls",
         "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -139,17 +143,22 @@ let package = Package(
     .target(name: "SWTPMSupport", path: "Tests/SWTPMSupport"),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON"),
+    // The one funnel for system calls on secrets and outputs (EINTR, typed errno, the call's
+    // name), the read loop and the atomic writer; shared by modules that do not otherwise depend
+    // on each other (DeviceMatch must not depend on Collectors).
+    .target(name: "SystemCalls"),
+    .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
     .testTarget(
       name: "CollectorsTests",
-      dependencies: ["Collectors", "ProfileJSON"],
+      dependencies: ["Collectors", "ProfileJSON", "SystemCalls"],
       exclude: ["Fixtures"]
     ),
     .testTarget(name: "JourneyTests", dependencies: ["Journey", "JourneyProfiler", "Collectors", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
     // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
-    .target(name: "DeviceMatch", dependencies: ["ProfileJSON"]),
+    .target(name: "DeviceMatch", dependencies: ["ProfileJSON", "SystemCalls"]),
     .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes; also
     // runs `fr-profile journey` against an in-process AM test server

@@ -243,15 +243,22 @@ package struct DeviceBinder: Sendable {
     let record = UserKeyRecord(
       kid: kid, userId: request.userId, username: request.username, authType: type, createdAt: Self.iso8601(seconds),
       store: store.name, policies: policies)
-    var key = StoredUserKey(record: record, material: material, publicKey: publicKey)
+    return try keep(StoredUserKey(record: record, material: material, publicKey: publicKey), jws: jws, request, deviceId, deadline)
+  }
+
+  /// Stores a new key (bound on `deviceId`) and returns the binding's result, the last step of
+  /// every binding. The timeout bounds the whole interaction: past it, the half-made key goes again.
+  func keep(
+    _ key: StoredUserKey, jws: String, _ request: DeviceBindingRequest, _ deviceId: String, _ deadline: Double
+  ) throws -> BindingResult {
+    var key = key
     key.boundDeviceId = deviceId
     try store.bind(key)
-    // The timeout bounds the whole interaction: past it, the half-made key goes again.
     if Self.monotonicNow() > deadline {
-      try store.delete(kid: kid)
+      try store.delete(kid: key.record.kid)
       throw BindingFailure(.timeout, "binding took longer than the callback's \(request.timeout) s")
     }
-    return BindingResult(jws: jws, kid: kid, deviceName: deviceName, deviceId: deviceId)
+    return BindingResult(jws: jws, kid: key.record.kid, deviceName: deviceName, deviceId: deviceId)
   }
 
   // MARK: - Signing

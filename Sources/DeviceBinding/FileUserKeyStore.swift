@@ -1,5 +1,6 @@
 import Collectors
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc

@@ -218,14 +218,8 @@ extension DeviceBinder {
     let record = UserKeyRecord(
       kid: kid, userId: request.userId, username: request.username, authType: type, createdAt: Self.iso8601(seconds),
       store: hardware.name, policies: policies)
-    var key = StoredUserKey(record: record, material: .hardware(material), publicKey: BindingJWS.coordinates(publicKey))
-    key.boundDeviceId = deviceId
-    try store.bind(key)
-    if Self.monotonicNow() > deadline {
-      try store.delete(kid: kid)
-      throw BindingFailure(.timeout, "binding took longer than the callback's \(request.timeout) s")
-    }
-    return BindingResult(jws: jws, kid: kid, deviceName: deviceName, deviceId: deviceId)
+    let key = StoredUserKey(record: record, material: .hardware(material), publicKey: BindingJWS.coordinates(publicKey))
+    return try keep(key, jws: jws, request, deviceId, deadline)
   }
 
   /// `sign` for a key kept in hardware: the PIN (if any) goes to the hardware as the key's

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -85,7 +86,7 @@ package enum CommandMain {
       if code == .success {
         // --help, --version, help, --generate-completion-script: the text goes to stdout.
         let text = Command.fullMessage(for: error)
-        _ = writeAll(1, Array((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        _ = try? writeAll(1, Array((text.hasSuffix("\n") ? text : text + "\n").utf8))
         exit(0)
       }
       if code.rawValue != usageExitCode {

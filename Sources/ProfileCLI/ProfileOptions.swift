@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -176,8 +177,9 @@ package struct ProfileSettings: Equatable {
       return nil
     }
     defer { close(fd) }
-    guard let bytes = readAll(fd, limit: 65536) else {
-      throw Failure(.noInput, "cannot read the location file \(file): \(errorText(errno)).")
+    let bytes: [UInt8]
+    do throws(SystemCallError) { bytes = try readAll(fd, limit: 65536) } catch {
+      throw Failure(.noInput, "cannot read the location file \(file): \(errorText(error.errno)).")
     }
     return (try Location.parseFile(String(decoding: bytes, as: UTF8.self), source: file), file)
   }

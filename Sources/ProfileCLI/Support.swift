@@ -1,6 +1,7 @@
 import ArgumentParser
 import Collectors
 import Journey
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -121,7 +122,7 @@ package func reportingFailures(_ body: () throws -> Void) throws {
 /// (`ServerText.printable`): messages quote what servers, stored records and files said, and
 /// none of it may drive the terminal. Our own messages hold no other controls.
 package func writeStandardError(_ text: String) {
-  _ = writeAll(2, Array(ServerText.printable(text).utf8))
+  _ = try? writeAll(2, Array(ServerText.printable(text).utf8))
 }
 
 /// The one warning for a profile above AM's default Maximum Profile Size (3 KB), for
@@ -139,8 +140,8 @@ package func detail(_ text: String) { writeStandardError("fr-profile: detail: \(
 
 /// Prints `text` to stdout; a closed or failing stdout is an I/O error (74).
 package func printOutput(_ text: String) throws {
-  guard writeAll(1, Array(text.utf8)) else {
-    throw Failure(.ioError, "cannot write to standard output: \(errorText(errno)).")
+  do throws(SystemCallError) { try writeAll(1, Array(text.utf8)) } catch {
+    throw Failure(.ioError, "cannot write to standard output: \(errorText(error.errno)).")
   }
 }
 
@@ -165,9 +166,6 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
       "cannot write \(path): not a file name. Name the file to write, e.g. --output \(path.hasSuffix("/") ? path : path + "/")profile.json."
     )
   }
-  func failure(_ status: ExitStatus, _ what: String, _ error: Int32) -> Failure {
-    Failure(status, "\(what) \(path): \(errorText(error)).")
-  }
   let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
   guard dir >= 0 else {
     throw Failure(
@@ -186,50 +184,27 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
     replacing = true
   }
   removeStaleOutputTemporaries(dir)
-  var fd = access("/proc/self/fd", X_OK) == 0 ? openat(dir, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode ?? 0o644) : -1
-  var temporary: String?
-  if fd < 0 {
-    for _ in 0..<16 {
-      let candidate = outputTemporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-      fd = openat(dir, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode ?? 0o644)
-      if fd >= 0 {
-        temporary = candidate
-        break
+  // The mode is exact, whatever the umask: the caller's, else a replaced file's (less setuid and
+  // setgid), else 0644.
+  let newMode = mode ?? (replacing ? existing.st_mode & 0o7777 & ~mode_t(S_ISUID | S_ISGID) : 0o644)
+  do throws(SystemCallError) {
+    try writeAtomically(
+      Array(text.utf8), as: name, in: dir, mode: newMode, replace: true, temporaryPrefix: outputTemporaryPrefix
+    ) { (fd) throws(SystemCallError) in
+      guard replacing else { return }
+      if fchown(fd, existing.st_uid, existing.st_gid) != 0 && existing.st_uid == geteuid() {
+        _ = fchown(fd, uid_t.max, existing.st_gid)  // our file, another group: keep what we may
       }
-      guard errno == EEXIST else { break }
     }
-    guard fd >= 0 else {
-      throw Failure(.cannotCreate, "cannot write \(path): \(errorText(errno)). Check that its directory is writable.")
-    }
-  }
-  defer {
-    close(fd)
-    if let temporary { unlinkat(dir, temporary, 0) }
-  }
-  if replacing {
-    if fchown(fd, existing.st_uid, existing.st_gid) != 0 && existing.st_uid == geteuid() {
-      _ = fchown(fd, uid_t.max, existing.st_gid)  // our file, another group: keep what we may
-    }
-    fchmod(fd, existing.st_mode & 0o7777 & ~mode_t(S_ISUID | S_ISGID))
-  }
-  // The mode is exact, whatever the umask.
-  if let mode, fchmod(fd, mode) != 0 { throw failure(.cannotCreate, "cannot set the mode of", errno) }
-  guard writeAll(fd, Array(text.utf8)), fsync(fd) == 0 else { throw failure(.ioError, "cannot write", errno) }
-  if temporary == nil {
-    // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link does not.
-    for _ in 0..<16 {
-      let candidate = outputTemporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-      if linkat(AT_FDCWD, "/proc/self/fd/\(fd)", dir, candidate, AT_SYMLINK_FOLLOW) == 0 {
-        temporary = candidate
-        break
-      }
-      guard errno == EEXIST else { throw failure(.cannotCreate, "cannot write", errno) }
+  } catch {
+    switch error.call {
+    case "openat": throw Failure(.cannotCreate, "cannot write \(path): \(errorText(error.errno)). Check that its directory is writable.")
+    case "fchmod": throw Failure(.cannotCreate, "cannot set the mode of \(path): \(errorText(error.errno)).")
+    case "write", "fsync": throw Failure(.ioError, "cannot write \(path): \(errorText(error.errno)).")
+    case "renameat": throw Failure(.cannotCreate, "cannot replace \(path): \(errorText(error.errno)).")
+    default: throw Failure(.cannotCreate, "cannot write \(path): \(errorText(error.errno)).")
     }
   }
-  guard let linked = temporary else { throw failure(.cannotCreate, "cannot write", EEXIST) }
-  guard renameat(dir, linked, dir, name) == 0 else { throw failure(.cannotCreate, "cannot replace", errno) }
-  temporary = nil
-  fsync(dir)
 }
 
 let outputTemporaryPrefix = ".fr-profile.tmp-"
@@ -263,8 +238,9 @@ package func readInput(_ path: String, limit: Int = 64 << 20) throws -> [UInt8] 
   }
   defer { if fd != 0 { close(fd) } }
   let name = path == "-" ? "standard input" : path
-  guard let bytes = readAll(fd, limit: limit + 1) else {
-    throw Failure(.noInput, "cannot read \(name): \(errorText(errno)).")
+  let bytes: [UInt8]
+  do throws(SystemCallError) { bytes = try readAll(fd, limit: limit + 1) } catch {
+    throw Failure(.noInput, "cannot read \(name): \(errorText(error.errno)).")
   }
   guard bytes.count <= limit else {
     throw Failure(.dataError, "\(name) is larger than \(limit >> 20) MiB: not an authenticate response.")

@@ -1,3 +1,4 @@
+import SystemCalls
 import Testing
 
 @testable import Collectors
@@ -157,7 +158,7 @@ import Testing
       // A writer thread feeds the pipe in odd-sized pieces, so reads come back short.
       let writer = PipeWriter(bytes: bytes, fd: fds[1])
       writer.start()
-      #expect(readAll(fds[0], limit: size + 1) == bytes, "size \(size)")
+      #expect(try readAll(fds[0], limit: size + 1) == bytes, "size \(size)")
       writer.join()
       close(fds[0])
     }
@@ -167,7 +168,7 @@ import Testing
     let bytes = [UInt8](repeating: 7, count: 10_000)
     let writer = PipeWriter(bytes: bytes, fd: fds[1])
     writer.start()
-    #expect(readAll(fds[0], limit: 5_000) == Array(bytes.prefix(5_000)))
+    #expect(try readAll(fds[0], limit: 5_000) == Array(bytes.prefix(5_000)))
     writer.join()  // 10,000 bytes fit in the pipe: the writer is done before the read end closes
     close(fds[0])
   }

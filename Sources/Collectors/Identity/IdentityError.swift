@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -60,9 +62,4 @@ public enum IdentityError: Error, CustomStringConvertible, Equatable, Sendable {
     case .keyInTPM(let path): "the device key is in the TPM (\(path)): a file key would not replace it"
     }
   }
-}
-
-/// strerror's text for an errno value: the one spelling of a system error in every message.
-package func errorText(_ code: Int32) -> String {
-  String(cString: strerror(code))
 }

@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -245,8 +247,9 @@ package final class StateDirectory {
     var info = stat()
     guard fstat(fd, &info) == 0 else { throw .unreadable(path: filePath(name), errno: errno) }
     try check(info, name: name, requirement: requirement)
-    guard let contents = readAll(fd, limit: requirement.maximumSize + 1) else {
-      throw .unreadable(path: filePath(name), errno: errno)
+    let contents: [UInt8]
+    do { contents = try readAll(fd, limit: requirement.maximumSize + 1) } catch {
+      throw .unreadable(path: filePath(name), errno: error.errno)
     }
     guard contents.count <= requirement.maximumSize else {
       throw .tooLarge(path: filePath(name), limit: requirement.maximumSize)
@@ -279,82 +282,21 @@ package final class StateDirectory {
     guard mode & requirement.forbiddenMode == 0 else { throw .fileInsecureMode(path: filePath(name), mode: mode) }
   }
 
-  /// Writes `bytes` as `name` with `mode`, atomically: readers see the old file or the new
-  /// one, whole. With `replace` false an existing `name` wins: the write throws
-  /// `StateDirectoryError.exists` and leaves it alone (how concurrent first runs agree on one
-  /// key). Returns the new file's identity.
+  /// Writes `bytes` as `name` with `mode`, atomically (`writeAtomically`, the one atomic
+  /// writer): readers see the old file or the new one, whole. With `replace` false an existing
+  /// `name` wins: the write throws `StateDirectoryError.exists` and leaves it alone (how
+  /// concurrent first runs agree on one key). Returns the new file's identity.
   @discardableResult
   package func write(_ name: String, _ bytes: [UInt8], mode: mode_t, replace: Bool) throws(StateDirectoryError) -> FileIdentity {
-    let (fd, temporaryName) = try makeTemporary(mode: mode)
-    var linkedName = temporaryName
-    defer {
-      close(fd)
-      if let linkedName { unlinkat(descriptor, linkedName, 0) }
+    do {
+      return FileIdentity(
+        try writeAtomically(
+          bytes, as: name, in: descriptor, mode: mode, replace: replace, temporaryPrefix: Self.temporaryPrefix,
+          unnamed: allowsUnnamedFiles))
+    } catch {
+      if error.errno == EEXIST && !replace && error.call == "linkat" { throw .exists(path: filePath(name)) }
+      throw .cannotWrite(path: filePath(name), errno: error.errno)
     }
-    guard writeAll(fd, bytes), fsync(fd) == 0 else { throw .cannotWrite(path: filePath(name), errno: errno) }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { throw .cannotWrite(path: filePath(name), errno: errno) }
-    if replace {
-      if linkedName == nil { linkedName = try linkUnnamed(fd, as: nil, for: name) }
-      guard renameat(descriptor, linkedName!, descriptor, name) == 0 else {
-        throw .cannotWrite(path: filePath(name), errno: errno)
-      }
-      linkedName = nil
-    } else if let temporary = linkedName {
-      guard linkat(descriptor, temporary, descriptor, name, 0) == 0 else {
-        throw errno == EEXIST ? .exists(path: filePath(name)) : .cannotWrite(path: filePath(name), errno: errno)
-      }
-    } else {
-      _ = try linkUnnamed(fd, as: name, for: name)
-    }
-    syncDirectory()
-    return FileIdentity(info)
-  }
-
-  /// An unnamed file (`O_TMPFILE`) in the directory, or where the file system lacks it a
-  /// new file with a random temporary name (`O_EXCL`); the name is nil for the unnamed file.
-  private func makeTemporary(mode: mode_t) throws(StateDirectoryError) -> (Int32, String?) {
-    // An unnamed file is named through /proc/self/fd (see `linkUnnamed`): without /proc, or
-    // on file systems without O_TMPFILE (EOPNOTSUPP, EISDIR on old kernels), a random name.
-    let unnamed =
-      allowsUnnamedFiles && access("/proc/self/fd", X_OK) == 0 ? openat(descriptor, ".", O_TMPFILE_ | O_WRONLY | O_CLOEXEC, mode) : -2
-    if unnamed >= 0 {
-      fchmod(unnamed, mode)  // the umask must not change it
-      return (unnamed, nil)
-    }
-    let code = errno
-    guard unnamed == -2 || code == EOPNOTSUPP || code == EISDIR || code == EINVAL || code == ENOENT else {
-      throw .cannotWrite(path: path, errno: code)
-    }
-    for _ in 0..<16 {
-      let name = Self.temporaryName()
-      let fd = openat(descriptor, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-      if fd >= 0 {
-        fchmod(fd, mode)
-        return (fd, name)
-      }
-      guard errno == EEXIST else { throw .cannotWrite(path: path, errno: errno) }
-    }
-    throw .cannotWrite(path: path, errno: EEXIST)
-  }
-
-  /// Gives the unnamed file `fd` the name `target` (nil: a fresh temporary name, returned).
-  private func linkUnnamed(_ fd: Int32, as target: String?, for name: String) throws(StateDirectoryError) -> String {
-    // linkat(fd, "", …, AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link does not.
-    let source = "/proc/self/fd/\(fd)"
-    for _ in 0..<16 {
-      let linkName = target ?? Self.temporaryName()
-      if linkat(AT_FDCWD, source, descriptor, linkName, AT_SYMLINK_FOLLOW) == 0 { return linkName }
-      let code = errno
-      if code == EEXIST && target == nil { continue }
-      if code == EEXIST { throw .exists(path: filePath(name)) }
-      throw .cannotWrite(path: filePath(name), errno: code)
-    }
-    throw .cannotWrite(path: filePath(name), errno: EEXIST)
-  }
-
-  private static func temporaryName() -> String {
-    temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
   }
 
   /// Renames `from` to `to` inside the directory (replacing `to`), then fsyncs the directory.
@@ -575,8 +517,6 @@ public enum StateDirectoryError: Error, Sendable, Equatable {
 // Linux values (x86_64 and aarch64 agree), which Glibc's module does not import as constants.
 // swift-format-ignore: AlwaysUseLowerCamelCase
 let O_PATH_: Int32 = 0o10000000
-// swift-format-ignore: AlwaysUseLowerCamelCase
-package let O_TMPFILE_: Int32 = 0o20000000 | O_DIRECTORY
 
 /// An open ancestor of a state directory being walked: its descriptor and its path.
 private struct OpenAncestor {

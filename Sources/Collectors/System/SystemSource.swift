@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -61,7 +63,7 @@ public struct SystemSource: Sendable {
     let fd = open(path(absolute), O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    return readAll(fd, limit: limit)
+    return try? readAll(fd, limit: limit)
   }
 
   /// The file as text, or nil if it cannot be read.

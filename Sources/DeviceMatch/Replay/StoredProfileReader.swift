@@ -1,4 +1,5 @@
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -152,26 +153,21 @@ package final class StoredProfileReader {
       buffer.deallocate()
       buffer = bigger
     }
-    while true {
-      let count =
-        if let position = readPosition {
-          pread(fd, buffer.baseAddress! + end, buffer.count - end, position)
-        } else {
-          read(fd, buffer.baseAddress! + end, buffer.count - end)
-        }
-      if count > 0 {
-        end += count
-        readPosition? += off_t(count)
-        return true
-      }
-      if count == 0 {
-        eof = true
-        return false
-      }
-      if errno == EINTR { continue }
-      throw StoredReadError(
-        message: "read failed: \(String(cString: strerror(errno)))", line: line, column: column, kind: .io)
+    let count: Int
+    do {
+      count = try readSome(
+        fd, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[end...]),
+        at: readPosition.map(Int64.init))
+    } catch {
+      throw StoredReadError(message: "read failed: \(errorText(error.errno))", line: line, column: column, kind: .io)
     }
+    if count == 0 {
+      eof = true
+      return false
+    }
+    end += count
+    readPosition? += off_t(count)
+    return true
   }
 
   /// Makes sure `buffer[start + index]` exists; false at end of file.

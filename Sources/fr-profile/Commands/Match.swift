@@ -3,6 +3,7 @@ import Collectors
 import DeviceMatch
 import ProfileCLI
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -262,8 +263,9 @@ extension FRProfile {
     func readWhole(_ path: String, name: String, limit: Int, tooLarge: () -> Failure) throws -> [UInt8] {
       let fd = try open(path, name: name)
       defer { if fd != 0 { close(fd) } }
-      guard let bytes = readAll(fd, limit: limit + 1) else {
-        throw Failure(.noInput, "cannot read \(name): \(String(cString: strerror(errno))).")
+      let bytes: [UInt8]
+      do throws(SystemCallError) { bytes = try readAll(fd, limit: limit + 1) } catch {
+        throw Failure(.noInput, "cannot read \(name): \(errorText(error.errno)).")
       }
       if bytes.count > limit { throw tooLarge() }
       return bytes

@@ -2,6 +2,7 @@ import Collectors
 import DeviceMatch
 import ProfileCLI
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -45,8 +46,8 @@ struct Output {
   /// disk, a closed pipe) is an I/O error, exit 74, never a silent loss.
   mutating func flush() throws {
     guard !buffer.isEmpty else { return }
-    guard writeAll(1, buffer) else {
-      throw Failure(.ioError, "cannot write to standard output: \(String(cString: strerror(errno))).")
+    do throws(SystemCallError) { try writeAll(1, buffer) } catch {
+      throw Failure(.ioError, "cannot write to standard output: \(errorText(error.errno)).")
     }
     buffer.removeAll(keepingCapacity: true)
   }

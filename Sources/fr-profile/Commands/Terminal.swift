@@ -2,6 +2,7 @@ import Collectors
 import DeviceBinding
 import Journey
 import ProfileCLI
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -27,7 +28,7 @@ final class Terminal {
   /// bidirectional overrides) replaced: prompts carry a server's words (a binding callback's
   /// title, a stored username), and nothing a server chose may drive the terminal.
   func write(_ text: String) {
-    _ = writeAll(fd, Array(ServerText.printable(text).utf8))
+    _ = try? writeAll(fd, Array(ServerText.printable(text).utf8))
   }
 
   /// Shows `prompt` and reads one line; with `echo` false the typed characters are not shown
@@ -65,8 +66,7 @@ final class Terminal {
           return nil
         }
       }
-      let count = read(fd, &byte, 1)
-      if count < 0 && errno == EINTR { continue }
+      let count = (try? systemCall("read") { read(fd, &byte, 1) }) ?? -1
       if count <= 0 { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
       if byte == UInt8(ascii: "\n") { break }
       line.append(byte)
@@ -76,15 +76,8 @@ final class Terminal {
   }
 }
 
-/// All of standard input, as bytes.
+/// Standard input, as bytes (at most 1 MiB: what is read from it is a password or a token);
+/// empty when it cannot be read.
 func readStandardInput() -> [UInt8] {
-  var data: [UInt8] = []
-  var buffer = [UInt8](repeating: 0, count: 4096)
-  while true {
-    let count = read(0, &buffer, buffer.count)
-    if count < 0 && errno == EINTR { continue }
-    if count <= 0 { break }
-    data.append(contentsOf: buffer[0..<count])
-  }
-  return data
+  (try? readAll(0, limit: 1 << 20)) ?? []
 }

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+@testable import SystemCalls
+
+/// Times SIGUSR1 reached its handler (a no-op but for this count).
+nonisolated(unsafe) private var interruptions = 0
+
+@Suite(.serialized) struct SystemCallTests {
+  @Test("a failing call throws its name and errno")
+  func failuresNameTheCall() {
+    #expect(throws: SystemCallError("openat", errno: ENOENT)) {
+      _ = try systemCall("openat") { openat(AT_FDCWD, "/nonexistent/fr-profile", O_RDONLY) }
+    }
+    #expect(SystemCallError("openat", errno: EACCES).description == "openat: Permission denied")
+  }
+
+  @Test("a read interrupted by a signal (no SA_RESTART) is retried, not failed")
+  func interruptedReadsAreRetried() throws {
+    var ends: [Int32] = [0, 0]
+    #expect(pipe(&ends) == 0)
+    defer {
+      close(ends[0])
+      close(ends[1])
+    }
+    let previous = signal(SIGUSR1) { _ in interruptions += 1 }
+    defer { signal(SIGUSR1, previous) }
+    siginterrupt(SIGUSR1, 1)  // the read returns EINTR instead of restarting
+    interruptions = 0
+    var usr1 = sigset_t()
+    var saved = sigset_t()
+    sigemptyset(&usr1)
+    sigaddset(&usr1, SIGUSR1)
+    pthread_sigmask(SIG_UNBLOCK, &usr1, &saved)  // a test runner's threads may block it
+    defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+    let reader = pthread_self()
+    let writer = ends[1]
+    let thread = Thread {
+      usleep(150_000)
+      pthread_kill(reader, SIGUSR1)
+      usleep(150_000)
+      _ = write(writer, "x", 1)
+    }
+    thread.start()
+    var byte: UInt8 = 0
+    let count = try withUnsafeMutableBytes(of: &byte) { try readSome(ends[0], into: $0) }
+    #expect(interruptions == 1, "the signal never interrupted the read")
+    #expect(count == 1 && byte == UInt8(ascii: "x"))
+  }
+
+  @Test("readAll reads to the end across chunks, and stops at the limit")
+  func readAllReadsWholeFiles() throws {
+    let path = NSTemporaryDirectory() + "/fr-profile-readall-\(getpid())"
+    defer { unlink(path) }
+    let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    let fd = open(path, O_RDONLY)
+    defer { close(fd) }
+    #expect(try readAll(fd, limit: 1 << 20) == bytes)
+    #expect(lseek(fd, 0, SEEK_SET) == 0)
+    #expect(try readAll(fd, limit: 5000) == Array(bytes.prefix(5000)))
+    #expect(throws: SystemCallError("read", errno: EBADF)) { try readAll(-1, limit: 10) }
+  }
+}
+
+@Suite struct AtomicWriterTests {
+  func withDirectory(_ body: (Int32, String) throws -> Void) throws {
+    var template = Array((NSTemporaryDirectory() + "/fr-profile-atomic.XXXXXX").utf8CString)
+    let path = String(cString: try #require(mkdtemp(&template)))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let directory = open(path, O_RDONLY | O_DIRECTORY)
+    defer { close(directory) }
+    try body(directory, path)
+  }
+
+  @Test("create-only: an existing file wins (EEXIST from linkat) and is left untouched", arguments: [true, false])
+  func createOnlyKeepsTheExistingFile(unnamed: Bool) throws {
+    try withDirectory { directory, path in
+      try writeAtomically(
+        Array("first".utf8), as: "key", in: directory, mode: 0o600, replace: false, temporaryPrefix: ".t-", unnamed: unnamed)
+      #expect(throws: SystemCallError("linkat", errno: EEXIST)) {
+        try writeAtomically(
+          Array("second".utf8), as: "key", in: directory, mode: 0o600, replace: false, temporaryPrefix: ".t-", unnamed: unnamed)
+      }
+      #expect(try String(contentsOfFile: path + "/key", encoding: .utf8) == "first")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["key"], "a temporary was left")
+    }
+  }
+
+  @Test("replace: the new contents with the exact mode whatever the umask, no temporary left", arguments: [true, false])
+  func replaceWritesTheNewFile(unnamed: Bool) throws {
+    try withDirectory { directory, path in
+      let saved = umask(0o077)
+      defer { umask(saved) }
+      try writeAtomically(Array("old".utf8), as: "out", in: directory, mode: 0o600, replace: true, temporaryPrefix: ".t-", unnamed: unnamed)
+      let info = try writeAtomically(
+        Array("new".utf8), as: "out", in: directory, mode: 0o644, replace: true, temporaryPrefix: ".t-", unnamed: unnamed)
+      #expect(try String(contentsOfFile: path + "/out", encoding: .utf8) == "new")
+      var now = stat()
+      #expect(stat(path + "/out", &now) == 0 && now.st_mode & 0o777 == 0o644 && now.st_ino == info.st_ino)
+      #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["out"])
+    }
+  }
+}
