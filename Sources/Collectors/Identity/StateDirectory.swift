@@ -236,19 +236,22 @@ package final class StateDirectory {
   private func read(
     _ name: String, requirement: FileRequirement, bytes: inout [UInt8], identity: inout FileIdentity
   ) throws(StateDirectoryError) -> Bool {
-    let fd = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-    if fd < 0 {
-      let code = errno
-      if code == ENOENT { return false }
-      if code == ELOOP { throw .notARegularFile(path: filePath(name)) }
-      throw .unreadable(path: filePath(name), errno: code)
+    let fd: Int32
+    do throws(SystemCallError) {
+      fd = try systemCall("openat") { openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+    } catch {
+      if error.errno == ENOENT { return false }
+      if error.errno == ELOOP { throw .notARegularFile(path: filePath(name)) }
+      throw .unreadable(path: filePath(name), errno: error.errno)
     }
     defer { close(fd) }
     var info = stat()
-    guard fstat(fd, &info) == 0 else { throw .unreadable(path: filePath(name), errno: errno) }
+    do throws(SystemCallError) { _ = try systemCall("fstat") { fstat(fd, &info) } } catch {
+      throw .unreadable(path: filePath(name), errno: error.errno)
+    }
     try check(info, name: name, requirement: requirement)
     let contents: [UInt8]
-    do { contents = try readAll(fd, limit: requirement.maximumSize + 1) } catch {
+    do throws(SystemCallError) { contents = try readAll(fd, limit: requirement.maximumSize + 1) } catch {
       throw .unreadable(path: filePath(name), errno: error.errno)
     }
     guard contents.count <= requirement.maximumSize else {
@@ -301,24 +304,26 @@ package final class StateDirectory {
 
   /// Renames `from` to `to` inside the directory (replacing `to`), then fsyncs the directory.
   package func rename(_ from: String, to: String) throws(StateDirectoryError) {
-    guard renameat(descriptor, from, descriptor, to) == 0 else { throw .cannotWrite(path: filePath(to), errno: errno) }
+    do throws(SystemCallError) { _ = try systemCall("renameat") { renameat(descriptor, from, descriptor, to) } } catch {
+      throw .cannotWrite(path: filePath(to), errno: error.errno)
+    }
     syncDirectory()
   }
 
   /// Adds the name `to` for the file `from` (no link followed); `to` must not exist
   /// (`StateDirectoryError.exists`). How a backup is made without ever overwriting one.
   package func link(_ from: String, to: String) throws(StateDirectoryError) {
-    guard linkat(descriptor, from, descriptor, to, 0) == 0 else {
-      throw errno == EEXIST ? .exists(path: filePath(to)) : .cannotWrite(path: filePath(to), errno: errno)
+    do throws(SystemCallError) { _ = try systemCall("linkat") { linkat(descriptor, from, descriptor, to, 0) } } catch {
+      throw error.errno == EEXIST ? .exists(path: filePath(to)) : .cannotWrite(path: filePath(to), errno: error.errno)
     }
     syncDirectory()
   }
 
   /// Removes the file `name`; a missing file is not an error.
   package func remove(_ name: String) throws(StateDirectoryError) {
-    guard unlinkat(descriptor, name, 0) == 0 || errno == ENOENT else {
-      throw .cannotWrite(path: filePath(name), errno: errno)
-    }
+    do throws(SystemCallError) { _ = try systemCall("unlinkat") { unlinkat(descriptor, name, 0) } } catch  where error.errno != ENOENT {
+      throw .cannotWrite(path: filePath(name), errno: error.errno)
+    } catch {}
   }
 
   /// The names in the directory (without `.` and `..`), sorted.
@@ -359,16 +364,21 @@ package final class StateDirectory {
   /// released or dropped: changes by concurrent processes happen one after the other. The
   /// lock goes with the process, so a killed holder never blocks the next run.
   package func lock() throws(StateDirectoryError) -> StateLock {
-    let fd = openat(descriptor, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-    guard fd >= 0 else {
-      throw errno == ELOOP ? .notARegularFile(path: filePath(Self.lockName)) : .cannotLock(path: filePath(Self.lockName), errno: errno)
+    let path = filePath(Self.lockName)
+    let fd: Int32
+    do throws(SystemCallError) {
+      fd = try systemCall("openat") { openat(descriptor, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600) }
+    } catch {
+      throw error.errno == ELOOP ? .notARegularFile(path: path) : .cannotLock(path: path, errno: error.errno)
     }
     let lock = StateLock(fd)
     var info = stat()
-    guard fstat(fd, &info) == 0 else { throw .cannotLock(path: filePath(Self.lockName), errno: errno) }
+    do throws(SystemCallError) { _ = try systemCall("fstat") { fstat(fd, &info) } } catch {
+      throw .cannotLock(path: path, errno: error.errno)
+    }
     try check(info, name: Self.lockName, requirement: FileRequirement(forbiddenMode: 0o022, maximumSize: 0))
-    while flock(fd, LOCK_EX) != 0 {
-      guard errno == EINTR else { throw .cannotLock(path: filePath(Self.lockName), errno: errno) }
+    do throws(SystemCallError) { _ = try systemCall("flock") { flock(fd, LOCK_EX) } } catch {
+      throw .cannotLock(path: path, errno: error.errno)
     }
     return lock
   }
