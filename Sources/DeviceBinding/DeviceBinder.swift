@@ -111,12 +111,16 @@ package struct DeviceBinder: Sendable {
     package var kid: String?
     /// The client error sent, with its reason.
     package var failure: BindingFailure?
+    /// What the user should know about how it was done (e.g. a key made as a file because the
+    /// TPM could not be opened).
+    package var notes: [String] = []
 
-    package init(index: Int, type: String, kid: String? = nil, failure: BindingFailure? = nil) {
+    package init(index: Int, type: String, kid: String? = nil, failure: BindingFailure? = nil, notes: [String] = []) {
       self.index = index
       self.type = type
       self.kid = kid
       self.failure = failure
+      self.notes = notes
     }
   }
 
@@ -142,7 +146,8 @@ package struct DeviceBinder: Sendable {
       switch try bindOrFail(request) {
       case .success(let result):
         answer = .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId)
-        outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, kid: result.kid)
+        let fallback = (store as? any HardwareUserKeyStore)?.fallbackNote
+        outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, kid: result.kid, notes: fallback.map { [$0] } ?? [])
       case .failure(let failure):
         answer = .clientError(failure.clientError.rawValue)
         outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, failure: failure)

@@ -3,6 +3,12 @@ import Journey
 import ProfileJSON
 import TPMKeys
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// A bound key created inside a hardware key store (a TPM 2.0): the store keeps only the
 /// hardware-wrapped blob, useless on any other machine. For APPLICATION_PIN keys the PIN is the
 /// key's authorization value: the hardware checks it and its dictionary-attack lockout counts
@@ -67,7 +73,10 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
     case .unavailable(let detail): detail
     case .foreignKey(let detail): detail
     case .wrongAuthValue: "wrong PIN"
-    case .lockout: "the TPM is in dictionary-attack lockout after too many wrong PINs; wait for its recovery time"
+    case .lockout:
+      "the TPM is in dictionary-attack lockout and refuses every key that has a PIN, whatever the PIN (the PIN was not tried): "
+        + "failed authorizations on this TPM, by any user or by unclean shutdowns, reached its limit. It recovers after the "
+        + "TPM's recovery time; its owner can clear it at once (tpm2_dictionarylockout --clear-lockout)"
     case .failed(let detail): detail
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
       "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
@@ -82,6 +91,9 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
 package protocol HardwareUserKeyStore: UserKeyStore {
   /// Whether new bindings create their key in hardware.
   var createsHardwareKeys: Bool { get }
+  /// Why new keys are not made in hardware although it exists (nil when they are, or when
+  /// there is none): shown after a binding.
+  var fallbackNote: String? { get }
   /// A new P-256 signing key, protected by `authValue` (empty: none).
   func createKey(authValue: [UInt8]) throws(HardwareKeyError) -> (blob: [UInt8], publicKey: P256.Signing.PublicKey)
   /// The public key of a stored key.
@@ -103,18 +115,39 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
   /// tpm2-tss's TCTI loader string (`TPMConfiguration.tcti`).
   package let tcti: String
   package let createsHardwareKeys: Bool
+  package let fallbackNote: String?
 
   /// `createInTPM: false` keeps using the TPM for keys already made there but creates new
   /// keys as `records` does (`--key-store file`, or `auto` without a TPM).
-  package init(records: any UserKeyStore, tcti: String = TPMConfiguration.defaultTCTI, createInTPM: Bool = true) {
+  package init(
+    records: any UserKeyStore, tcti: String = TPMConfiguration.defaultTCTI, createInTPM: Bool = true, fallbackNote: String? = nil
+  ) {
     self.backing = records
     self.tcti = tcti
     self.createsHardwareKeys = createInTPM
+    self.fallbackNote = fallbackNote
   }
 
-  /// Whether a TPM answers at `tcti` (what `--key-store auto` decides on).
-  package static func isUsable(tcti: String) -> Bool {
-    (try? TPMContext(tcti: tcti)) != nil
+  /// What `--key-store auto` decides on: a store that makes new keys in the TPM when one answers
+  /// at `tcti`; else one that makes files, with a note when the TPM's device exists but this
+  /// user cannot open it (the tss group), so that falling back is never silent.
+  package static func automatic(records: any UserKeyStore, tcti: String) -> TPMUserKeyStore {
+    if (try? TPMContext(tcti: tcti)) != nil { return TPMUserKeyStore(records: records, tcti: tcti, createInTPM: true) }
+    var note: String?
+    if let device = deviceNode(tcti), access(device, F_OK) == 0, access(device, R_OK | W_OK) != 0 {
+      let reason = String(cString: strerror(errno))
+      note =
+        "\(device) exists but this user cannot open it (\(reason)), so the key was made as a file, not in the TPM. "
+        + "To keep new keys in the TPM, add the user to the group that owns \(device) (Debian: tss; sudo usermod -aG tss USER, then log in again)"
+    }
+    return TPMUserKeyStore(records: records, tcti: tcti, createInTPM: false, fallbackNote: note)
+  }
+
+  /// The device a `device` TCTI opens: its configuration, else the kernel's resource manager.
+  static func deviceNode(_ tcti: String) -> String? {
+    guard tcti == "device" || tcti.hasPrefix("device:") else { return nil }
+    let path = tcti.dropFirst("device".count).drop { $0 == ":" }
+    return path.isEmpty ? "/dev/tpmrm0" : String(path)
   }
 
   package var name: String { createsHardwareKeys ? "tpm" : backing.name }
@@ -132,7 +165,7 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
 
   package func createKey(authValue: [UInt8]) throws(HardwareKeyError) -> (blob: [UInt8], publicKey: P256.Signing.PublicKey) {
     do {
-      let blob = try TPMContext(tcti: tcti).createSigningKey(authValue: authValue)
+      let blob = try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.createSigningKey(authValue: authValue) }
       return (blob.bytes, try TPMContext.publicKey(of: blob))
     } catch {
       throw Self.mapped(error, tcti: tcti)
@@ -146,7 +179,7 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
   package func sign(_ message: [UInt8], with key: HardwareKey, authValue: [UInt8]) throws(HardwareKeyError) -> [UInt8] {
     do {
       let blob = try TPMKeyBlob(bytes: key.blob)
-      return try TPMContext(tcti: tcti).sign(message, with: blob, authValue: authValue)
+      return try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.sign(message, with: blob, authValue: authValue) }
     } catch {
       throw Self.mapped(error, tcti: tcti)
     }
@@ -161,6 +194,7 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
       .foreignKey(detail: "the key was made by another TPM (\(detail)): was the state directory copied from another machine?")
     case .authFailed: .wrongAuthValue
     case .lockout: .lockout
+    case .busy(let call, let detail): .failed(detail: "the TPM stayed busy (\(call): \(detail))")
     case .corrupt(let reason): .failed(detail: "the TPM key blob is corrupt (\(reason))")
     case .failed(let call, let detail): .failed(detail: "the TPM refused \(call): \(detail)")
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):

@@ -47,7 +47,7 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
     case .badResponse: "the server's answer is not an AM authenticate response, or is too large"
     case .permission:
       "permission problem (key or state directory mode/owner, or a directory on the way to it that others can write)"
-    case .configuration: "configuration error (no state directory could be determined)"
+    case .configuration: "configuration error (no state directory could be determined; FR_PROFILE_TCTI is not a TPM interface)"
     case .noTPM: "no usable TPM at --tcti (FR_PROFILE_TCTI, default device:/dev/tpmrm0)"
     case .foreignTPMKey: "a key was made by another TPM: the state directory was copied, or the TPM was cleared"
     case .tpmLockout: "the TPM is in dictionary-attack lockout"

@@ -18,11 +18,42 @@ public enum TPMConfiguration {
   /// The environment variable that chooses the TCTI when `--tcti` is not given.
   public static let environmentVariable = "FR_PROFILE_TCTI"
 
-  /// `option`, else `$FR_PROFILE_TCTI`, else `defaultTCTI`.
-  public static func tcti(option: String?, environment: [String: String]) -> String {
-    if let option, !option.isEmpty { return option }
-    if let value = environment[environmentVariable], !value.isEmpty { return value }
+  /// The TCTIs tpm2-tss ships that reach a TPM: the kernel device, the TPM simulators' sockets,
+  /// the access broker, libtpms in process. Not `cmd` (it runs a command) or `pcap`, and never a
+  /// library path: tpm2-tss's loader dlopens whatever it is given, and the TCTI can come from
+  /// the environment (issue 20).
+  public static let acceptedTCTIs = ["device", "mssim", "swtpm", "tabrmd", "libtpms"]
+
+  /// `option`, else `$FR_PROFILE_TCTI`, else `defaultTCTI`; an option or variable that is not
+  /// `NAME` or `NAME:CONFIG` with a NAME from `acceptedTCTIs` is refused, naming its source.
+  public static func tcti(option: String?, environment: [String: String]) throws(TPMConfigurationError) -> String {
+    if let option, !option.isEmpty { return try checked(option, source: "--tcti") }
+    if let value = environment[environmentVariable], !value.isEmpty { return try checked(value, source: environmentVariable) }
     return defaultTCTI
+  }
+
+  static func checked(_ tcti: String, source: String) throws(TPMConfigurationError) -> String {
+    let name = tcti.prefix { $0 != ":" }
+    guard acceptedTCTIs.contains(String(name)) else { throw TPMConfigurationError(source: source, value: tcti) }
+    return tcti
+  }
+}
+
+/// A TCTI that is not one of `TPMConfiguration.acceptedTCTIs` (a library path, `cmd:`…).
+public struct TPMConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// "--tcti" or "FR_PROFILE_TCTI".
+  public var source: String
+  public var value: String
+
+  public init(source: String, value: String) {
+    self.source = source
+    self.value = value
+  }
+
+  public var description: String {
+    "\(source)=\(value) is not a TPM interface fr-profile uses: give one of "
+      + TPMConfiguration.acceptedTCTIs.map { $0 + "[:CONFIG]" }.joined(separator: ", ")
+      + " (e.g. device:/dev/tpmrm0, swtpm:host=127.0.0.1,port=2321); a library path is never loaded"
   }
 }
 
@@ -33,6 +64,32 @@ public final class TPMContext {
   public let tcti: String
   private var tctiContext: OpaquePointer?
   private var esys: OpaquePointer?
+
+  /// Opens the TPM at `tcti` for `body`, retrying the whole of it — a fresh connection each
+  /// time, every transient object flushed in between — while the TPM answers with a transient
+  /// warning (`TPMError.busy`: out of object memory while other clients hold the slots, RETRY,
+  /// YIELDED, TESTING), with a jittered exponential backoff for at most `budget` seconds.
+  /// Without a resource manager a TPM has 3 object slots: 20 parallel bindings on swtpm ran into
+  /// 0x902 in 14 of 20 before this (issue 20).
+  public static func session<T>(tcti: String, budget: Double = 10, _ body: (TPMContext) throws(TPMError) -> T) throws(TPMError) -> T {
+    var start = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &start)
+    var pause = 0.01
+    while true {
+      do {
+        return try body(TPMContext(tcti: tcti))
+      } catch .busy(let call, let detail) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let spent = Double(now.tv_sec - start.tv_sec) + Double(now.tv_nsec - start.tv_nsec) / 1e9
+        guard spent + pause < budget else {
+          throw .busy(call: call, detail: detail + "; still busy after \(Int(budget)) s of retries")
+        }
+        usleep(useconds_t(pause * Double.random(in: 0.5...1.5) * 1e6))
+        pause = min(pause * 2, 0.5)
+      }
+    }
+  }
 
   /// Connects to the TPM at `tcti` and checks that it answers (TPM2_GetRandom of 1 byte).
   public init(tcti: String) throws(TPMError) {
@@ -55,7 +112,10 @@ public final class TPMContext {
     var random: UnsafeMutablePointer<TPM2B_DIGEST>?
     rc = frp_Esys_GetRandom(context, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), 1, &random)
     frp_Esys_Free(random)
-    guard rc == TSS2_RC_SUCCESS else { throw .unavailable(tcti: tcti, detail: Self.decode(rc)) }
+    guard rc == TSS2_RC_SUCCESS else {
+      if frp_rc_is_transient(rc) != 0 { throw .busy(call: "Esys_GetRandom", detail: Self.decode(rc)) }
+      throw .unavailable(tcti: tcti, detail: Self.decode(rc))
+    }
   }
 
   deinit {
@@ -107,12 +167,14 @@ public final class TPMContext {
   // MARK: - Keys
 
   /// Creates a P-256 signing key inside the TPM under the storage primary key; `authValue`
-  /// (a PIN's bytes, at most 32 after hashing) protects its use. Returns the wrapped blobs.
+  /// (a PIN's bytes, at most 32 after hashing) protects its use. A key without an authValue is
+  /// noDA: the TPM's dictionary-attack lockout, which other users' wrong PINs or unclean
+  /// shutdowns can trigger, never blocks it. Returns the wrapped blobs.
   public func createSigningKey(authValue: [UInt8] = []) throws(TPMError) -> TPMKeyBlob {
     let auth = Self.authDigest(authValue)
     let ((publicBytes, privateBytes), parent) = try withParent(nil) { (parent) throws(TPMError) in
       var template = TPM2B_PUBLIC()
-      frp_signing_template(&template)
+      frp_signing_template(&template, auth.isEmpty ? 1 : 0)
       var sensitive = TPM2B_SENSITIVE_CREATE()
       Self.fill(&sensitive.sensitive.userAuth, auth)
       var outsideInfo = TPM2B_DATA()
@@ -215,6 +277,12 @@ public final class TPMContext {
 
   /// The public key of a blob as swift-crypto's type (its `derRepresentation` is the
   /// SubjectPublicKeyInfo the identifier hashes).
+  /// Whether the key in `blob` is noDA (outside the dictionary-attack protection).
+  public static func isNoDA(_ blob: TPMKeyBlob) throws(TPMError) -> Bool {
+    var publicArea = try unmarshalPublic(blob.publicArea)
+    return frp_is_no_da(&publicArea) != 0
+  }
+
   public static func publicKey(of blob: TPMKeyBlob) throws(TPMError) -> P256.Signing.PublicKey {
     var publicArea = try unmarshalPublic(blob.publicArea)
     guard frp_is_signing_key(&publicArea) != 0 else { throw .corrupt(reason: "not a P-256 signing key") }
@@ -313,6 +381,7 @@ public final class TPMContext {
     let base = frp_rc_base(rc)
     if base == frp_rc_auth_fail || base == frp_rc_bad_auth { return .authFailed }
     if base == frp_rc_lockout { return .lockout }
+    if frp_rc_is_transient(rc) != 0 { return .busy(call: call, detail: decode(rc)) }
     if rc & frp_rc_layer_mask != 0, rc & 0xFFFF == 0x000A /* TSS2_BASE_RC_IO_ERROR */ || rc & 0xFFFF == 0x0015 /* NO_CONNECTION */ {
       return .unavailable(tcti: "", detail: decode(rc))
     }

@@ -11,6 +11,9 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The TPM's dictionary-attack protection is in lockout: no key that counts failures can be
   /// used until its recovery time passes (or the owner resets it with the lockout auth).
   case lockout
+  /// The TPM answered with a transient warning (out of object memory, RETRY, YIELDED,
+  /// TESTING): `TPMContext.session` retries; past its budget this is the failure.
+  case busy(call: String, detail: String)
   /// A stored blob does not parse or is not a P-256 signing key.
   case corrupt(reason: String)
   /// Any other TPM or tpm2-tss failure: the ESAPI call and the decoded response code.
@@ -25,7 +28,9 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
     case .unavailable(let tcti, let detail): "no usable TPM at \(tcti) (\(detail))"
     case .foreignKey(let detail): "the key was not made by this TPM (\(detail))"
     case .authFailed: "the TPM refused the key's authorization value (wrong PIN)"
-    case .lockout: "the TPM is in dictionary-attack lockout after too many wrong authorization values"
+    case .lockout:
+      "the TPM is in dictionary-attack lockout (failed authorizations on this TPM by any user, or unclean shutdowns, reached its maxTries)"
+    case .busy(let call, let detail): "the TPM was busy for \(call): \(detail)"
     case .corrupt(let reason): "the TPM key blob is corrupt (\(reason))"
     case .failed(let call, let detail): "\(call) failed: \(detail)"
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):

@@ -86,6 +86,13 @@ import Testing
       return
     }
     #expect(failure.clientError == .abort && failure.reason.contains("dictionary-attack lockout"))
+    // Reported as a lockout, not as a wrong PIN, and not counted as one.
+    #expect(failure.reason.contains("the PIN was not tried") && !failure.reason.contains("wrong PIN"))
+    #expect(try fixture.store.records().first.flatMap { try fixture.store.key(kid: $0.kid) }?.lock.failures == 2)
+    // A key without a PIN (another user's) is noDA: it binds and signs during the lockout.
+    let other = "id=bjensen,ou=user,o=alpha,ou=services,ou=am-config"
+    _ = try binder.bind(bindingRequest(.none, userId: other, username: "bjensen"))
+    #expect(try binder.sign(signingRequest(userId: other)).jws.isEmpty == false)
   }
 
   @Test func keyCopiedToAnotherTPMFailsClearlyAndIsNotReplaced() async throws {

@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import Glibc
 import SWTPMSupport
 import TPMKeys
@@ -132,9 +133,78 @@ struct TPMKeyTests {
     #expect(throws: TPMError.self) { try TPMKeyBlob(bytes: Array("-----BEGIN PRIVATE KEY-----".utf8)) }
   }
 
-  @Test func tctiComesFromTheOptionThenTheEnvironmentThenTheDefault() {
-    #expect(TPMConfiguration.tcti(option: "swtpm:port=1", environment: ["FR_PROFILE_TCTI": "mssim"]) == "swtpm:port=1")
-    #expect(TPMConfiguration.tcti(option: nil, environment: ["FR_PROFILE_TCTI": "mssim"]) == "mssim")
-    #expect(TPMConfiguration.tcti(option: nil, environment: [:]) == "device:/dev/tpmrm0")
+  @Test func tctiComesFromTheOptionThenTheEnvironmentThenTheDefault() throws {
+    #expect(try TPMConfiguration.tcti(option: "swtpm:port=1", environment: ["FR_PROFILE_TCTI": "mssim"]) == "swtpm:port=1")
+    #expect(try TPMConfiguration.tcti(option: nil, environment: ["FR_PROFILE_TCTI": "mssim"]) == "mssim")
+    #expect(try TPMConfiguration.tcti(option: nil, environment: [:]) == "device:/dev/tpmrm0")
+    #expect(try TPMConfiguration.tcti(option: nil, environment: ["FR_PROFILE_TCTI": "device:/dev/tpm0"]) == "device:/dev/tpm0")
   }
+
+  @Test(
+    "a TCTI that is a library path or runs a command is refused, naming where it came from",
+    arguments: ["/tmp/evil/libtss2-tcti-x.so", "./libtss2-tcti-device.so.0", "cmd:sh -c id", "libtss2-tcti-device.so.0:/dev/tpm0", "pcap"])
+  func tctiOutsideTheAcceptedNamesIsRefused(value: String) {
+    #expect(throws: TPMConfigurationError(source: "FR_PROFILE_TCTI", value: value)) {
+      try TPMConfiguration.tcti(option: nil, environment: ["FR_PROFILE_TCTI": value])
+    }
+    #expect(throws: TPMConfigurationError(source: "--tcti", value: value)) { try TPMConfiguration.tcti(option: value, environment: [:]) }
+  }
+
+  @Test("a key without a PIN is noDA: the TPM's lockout, reached through a PIN key, does not stop it")
+  func keysWithoutAPINAreOutsideTheLockout() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let context = try TPMContext(tcti: tpm.tcti)
+    try context.setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+    let pin = Array("482916".utf8)
+    let guarded = try context.createSigningKey(authValue: pin)
+    let open = try context.createSigningKey()
+    #expect(try TPMContext.isNoDA(open) && !TPMContext.isNoDA(guarded))
+    for wrong in ["000000", "111111"] {
+      #expect(throws: TPMError.authFailed) { try context.sign([1], with: guarded, authValue: Array(wrong.utf8)) }
+    }
+    #expect(throws: TPMError.lockout) { try context.sign([1], with: guarded, authValue: pin) }
+    let raw = try context.sign([2], with: open)
+    let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
+    #expect(try TPMContext.publicKey(of: open).isValidSignature(signature, for: SHA256.hash(data: [2] as [UInt8])))
+  }
+
+  @Test("parallel key creation on a TPM without a resource manager: object-memory warnings are retried, every creation succeeds")
+  func parallelCreationsRetryTransientWarnings() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let tcti = tpm.tcti
+    let results = NSLockedArray()
+    let group = DispatchGroup()
+    for _ in 0..<12 {
+      group.enter()
+      Thread.detachNewThread {
+        do {
+          let blob = try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.createSigningKey() }
+          let raw = try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.sign([3], with: blob) }
+          results.append(raw.count == 64 ? "ok" : "short signature")
+        } catch {
+          results.append("\(error)")
+        }
+        group.leave()
+      }
+    }
+    group.wait()
+    #expect(results.values.count == 12)
+    #expect(results.values.allSatisfy { $0 == "ok" }, "\(results.values.filter { $0 != "ok" })")
+  }
+}
+
+/// Strings appended from several threads.
+final class NSLockedArray: @unchecked Sendable {
+  private let lock = NSLock()
+  private var items: [String] = []
+  func append(_ item: String) { lock.withLock { items.append(item) } }
+  var values: [String] { lock.withLock { items } }
 }

@@ -92,15 +92,16 @@ static inline void frp_srk_template(TPM2B_PUBLIC *out) {
 }
 
 /// A P-256 ECDSA/SHA-256 signing key bound to this TPM and parent (fixedTPM, fixedParent),
-/// generated inside it (sensitiveDataOrigin), used with its authValue (userWithAuth). Not
-/// noDA: wrong authValues count towards the TPM's dictionary-attack lockout.
-static inline void frp_signing_template(TPM2B_PUBLIC *out) {
+/// generated inside it (sensitiveDataOrigin), used with its authValue (userWithAuth). With
+/// `no_da` (a key without a PIN: its empty authValue guards nothing) noDA, so the TPM's
+/// dictionary-attack lockout never blocks it; a PIN key is not noDA, so wrong PINs count.
+static inline void frp_signing_template(TPM2B_PUBLIC *out, int no_da) {
   memset(out, 0, sizeof *out);
   TPMT_PUBLIC *p = &out->publicArea;
   p->type = TPM2_ALG_ECC;
   p->nameAlg = TPM2_ALG_SHA256;
   p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
-                        TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_SIGN_ENCRYPT;
+                        TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_SIGN_ENCRYPT | (no_da ? TPMA_OBJECT_NODA : 0);
   p->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_NULL;
   p->parameters.eccDetail.scheme.scheme = TPM2_ALG_ECDSA;
   p->parameters.eccDetail.scheme.details.ecdsa.hashAlg = TPM2_ALG_SHA256;
@@ -147,5 +148,25 @@ static const TSS2_RC frp_rc_integrity = 0x09F;  // TPM2_RC_INTEGRITY
 static const TSS2_RC frp_rc_handle = 0x08B;     // TPM2_RC_HANDLE
 static const TSS2_RC frp_rc_lockout = 0x921;    // TPM2_RC_LOCKOUT (warning)
 static const TSS2_RC frp_rc_retry = 0x922;      // TPM2_RC_RETRY
+
+/// Whether the TPM answered with a warning that passes by itself (format-zero warnings,
+/// TPM2_RC_WARN 0x900): busy (RETRY, YIELDED, TESTING) or out of object, session or other
+/// memory (another client holds the slots; without a resource manager they are few).
+static inline int frp_rc_is_transient(TSS2_RC rc) {
+  switch (frp_rc_base(rc)) {
+  case 0x902:  // TPM2_RC_OBJECT_MEMORY
+  case 0x903:  // TPM2_RC_SESSION_MEMORY
+  case 0x904:  // TPM2_RC_MEMORY
+  case 0x908:  // TPM2_RC_YIELDED
+  case 0x90A:  // TPM2_RC_TESTING
+  case 0x922:  // TPM2_RC_RETRY
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/// Whether the object attributes of a marshalled public area carry noDA (for tests).
+static inline int frp_is_no_da(const TPM2B_PUBLIC *pub) { return (pub->publicArea.objectAttributes & TPMA_OBJECT_NODA) != 0; }
 
 #endif

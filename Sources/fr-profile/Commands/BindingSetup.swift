@@ -48,6 +48,16 @@ extension ProfileSettings {
 
 /// Exit codes of TPM failures (README "Keys and the TPM").
 enum TPMExit {
+  /// The TCTI to use (`TPMConfiguration.tcti`): a refused --tcti is a usage error (64), a refused
+  /// FR_PROFILE_TCTI a configuration error (78).
+  static func tcti(option: String?) throws -> String {
+    do throws(TPMConfigurationError) {
+      return try TPMConfiguration.tcti(option: option, environment: processEnvironment())
+    } catch {
+      throw Failure(error.source == "--tcti" ? .usage : .configuration, error.description + ".")
+    }
+  }
+
   static func failure(_ error: HardwareKeyError) -> Failure {
     switch error {
     case .unavailable(let detail):
@@ -66,7 +76,7 @@ extension BindingOptions {
   /// made in the TPM are used there (never as files). New keys go to the TPM for `tpm`, and
   /// for `auto` when a TPM answers.
   func bindingKeyStore(_ files: FileUserKeyStore, environment: [String: String]) throws -> TPMUserKeyStore {
-    let tcti = TPMConfiguration.tcti(option: tcti, environment: environment)
+    let tcti = try TPMExit.tcti(option: tcti)
     var choice = keyStore
     if choice == nil, let text = environment[KeyStoreChoice.environmentVariable], !text.isEmpty {
       guard let parsed = KeyStoreChoice(rawValue: text) else {
@@ -81,7 +91,7 @@ extension BindingOptions {
         throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
       }
       return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: true)
-    case .auto: return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: TPMUserKeyStore.isUsable(tcti: tcti))
+    case .auto: return TPMUserKeyStore.automatic(records: files, tcti: tcti)
     }
   }
 }
@@ -232,7 +242,10 @@ struct BindingSetup {
     if let failure = outcome.failure {
       let reason = ServerText.printable(failure.reason, singleLine: true)
       writeStandardError("fr-profile: warning: device \(what) answered \(failure.clientError.rawValue): \(reason).\n")
-    } else if verbose, let kid = outcome.kid {
+    } else {
+      for text in outcome.notes { note(text + ".") }
+    }
+    if outcome.failure == nil, verbose, let kid = outcome.kid {
       detail("device \(what): signed with key \(kid).")
     }
   }

@@ -83,7 +83,7 @@ extension FRProfile {
         // libtss2 is loaded only here, when the identity is (or is to be) in the TPM.
         let blob: [UInt8]?
         do throws(IdentityError) { blob = try store.tpmKeyBlob() } catch { throw Failure(error) }
-        let tcti = TPMConfiguration.tcti(option: tcti, environment: processEnvironment())
+        let tcti = try TPMExit.tcti(option: tcti)
         var pem: String?
         if moveToTPM {
           try Self.moveToTPM(store: store, existing: blob, tcti: tcti, settings: settings, system: system)
@@ -99,7 +99,8 @@ extension FRProfile {
           if let blob, !reset, !publicKey {
             // The full check: the key must load under this TPM's storage key.
             do throws(TPMError) {
-              try TPMContext(tcti: tcti).verifyLoads(try TPMKeyBlob(bytes: blob))
+              let key = try TPMKeyBlob(bytes: blob)
+              try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.verifyLoads(key) }
             } catch {
               throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
             }
@@ -135,7 +136,7 @@ extension FRProfile {
 
     /// A new P-256 signing key inside the TPM at `tcti`.
     static func makeTPMKey(tcti: String) throws -> TPMKeyBlob {
-      do throws(TPMError) { return try TPMContext(tcti: tcti).createSigningKey() } catch {
+      do throws(TPMError) { return try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.createSigningKey() } } catch {
         throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
       }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import Dispatch
 import Journey
 import JourneyHTTP
 import JourneyProfiler
@@ -168,6 +169,7 @@ struct JourneyCommand: ParsableCommand {
       let maxTime = maxTime
       let started = JourneyWalker.monotonicSeconds()
       answerer.deadline = started + maxTime
+      Self.armWatchdog(after: maxTime + Self.watchdogGrace)
       var walker = JourneyWalker(
         post: { url, body in
           if settings.verbose { detail("POST \(url)") }
@@ -227,6 +229,24 @@ struct JourneyCommand: ParsableCommand {
     case .badCAFile: .noInput
     case .responseTooLarge: .badResponse
     case .libraryUnavailable: .libraryMissing
+    }
+  }
+
+  /// Seconds past --max-time after which the watchdog ends the process: the walk's own checks
+  /// (the HTTP timeouts, the prompts' deadlines) end it at --max-time with their messages first.
+  static let watchdogGrace = 2.0
+
+  /// Ends the process with exit 75 once `seconds` have passed: the bound on waits nothing else
+  /// can interrupt — a TPM that stops answering mid-command (tpm2-tss's synchronous calls wait
+  /// on a silent TCTI for ever), a PAM module that hangs. Ending there loses nothing: key files
+  /// are replaced atomically, a PIN attempt's slot is taken before its PIN is tried, and the
+  /// store's lock goes with the process.
+  static func armWatchdog(after seconds: Double) {
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+      writeStandardError(
+        "fr-profile: error: the journey did not end within --max-time (\(JSONWriter.formatNumber(seconds - watchdogGrace)) s): "
+          + "a wait did not end (a TPM or PAM module that stopped answering?). Raise --max-time if the journey needs longer.\n")
+      _exit(ExitStatus.timedOut.rawValue)
     }
   }
 
