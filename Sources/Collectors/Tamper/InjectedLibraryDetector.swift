@@ -68,8 +68,11 @@ func isInstalledByRoot(_ path: String, _ system: SystemSource) -> Bool {
 
 /// The directories a package installs shared libraries into (Debian's multiarch ones
 /// included; /lib is /usr/lib on merged-/usr systems). A library mapped from anywhere else
-/// (/tmp, a home directory, /dev/shm, a memfd) was put there by someone other than dpkg.
-let systemLibraryDirectories: [StaticString] = ["/usr/lib/", "/lib/", "/usr/lib64/", "/lib64/", "/usr/lib32/", "/lib32/"]
+/// (/tmp, a home directory, /dev/shm, a memfd) was put there by someone other than dpkg. /usr/libexec
+/// holds packages' helper libraries (valgrind's preloads among them).
+let systemLibraryDirectories: [StaticString] = [
+  "/usr/lib/", "/lib/", "/usr/lib64/", "/lib64/", "/usr/lib32/", "/lib32/", "/usr/libexec/",
+]
 
 /// Paths in /proc/self/maps of shared libraries that look injected: `instrumentation`, whose
 /// file name names an instrumentation framework, and `foreign`, whose file name has ".so" and
