@@ -12,7 +12,8 @@ ARGS ?=
 
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev
-PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt
+PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt \
+  gcc strace tpm2-openssl
 PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch python3 time umockdev
 # Man pages and completions (packaging/gen-docs.py), the .deb and its checks (packaging/check-deb.sh).
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip

@@ -24,6 +24,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     // 4.x: imports only FoundationEssentials (3.x drags in full Foundation and ICU).
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+    // Already in the graph through swift-crypto's CryptoExtras; named for TPMKeys' key file.
+    .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
   ],
   targets: [
     .executableTarget(
@@ -130,7 +132,11 @@ let package = Package(
     ),
     // Keys inside a TPM 2.0 (P-256 signing keys under the storage primary key) over tpm2-tss
     // ESAPI, loaded with dlopen (Sources/CTSS2): collect never loads libtss2.
-    .target(name: "TPMKeys", dependencies: ["CTSS2", .product(name: "Crypto", package: "swift-crypto")]),
+    .target(
+      name: "TPMKeys",
+      dependencies: [
+        "CTSS2", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+      ]),
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
     // Loaded with dlopen on first use (Sources/CTSS2/include/CTSS2.h). Building needs libtss2-dev.
     .target(name: "CTSS2", dependencies: ["CLoader"]),
@@ -167,7 +173,7 @@ let package = Package(
     .testTarget(
       name: "CLITests",
       dependencies: [
-        "ProfileJSON", "DeviceMatch", "COpenSSL", "SWTPMSupport",
+        "ProfileJSON", "DeviceMatch", "COpenSSL", "SWTPMSupport", "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures", "Support/pty-drive.py"]

@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import ProfileJSON
 import SWTPMSupport
+import TPMKeys
 import Testing
 
 /// `fr-profile journey` binding and signing through a TPM (swtpm on loopback, one per test)
@@ -180,6 +182,79 @@ extension BindingCommandTests {
         // No device at all: no note.
         let none = try journey(server, device, tree: "Bind", ["--key-store", "auto", "--tcti", "device:/nonexistent/tpmrm0"])
         #expect(none.status == 0 && !none.stderr.contains("cannot open it"), "\(none.stderr)")
+      }
+    }
+  }
+}
+
+/// `keys export`: a TPM key in the TSS2 PRIVATE KEY form other TPM software loads (issue 21).
+extension BindingCommandTests {
+  @Test(
+    "an exported TPM key signs through Debian's tpm2-openssl provider, and the signature verifies with the key fr-profile bound")
+  func exportedKeySignsThroughTPM2OpenSSL() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    try TPMContext(tcti: tpm.tcti).persistStorageKey()
+    try withDevice { device in
+      try withServer { server, tree in
+        #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
+        let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
+        let pem = device.directory + "/key.pem"
+        let exported = try run(["keys", "export", kid, "-o", pem, "--state-dir", device.state])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(fileMode(pem) == 0o600)
+        #expect(try String(contentsOfFile: pem, encoding: .utf8).hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----\n"))
+        let message = device.directory + "/message.txt"
+        try "challenge to sign".write(toFile: message, atomically: true, encoding: .utf8)
+        let signature = device.directory + "/signature.der"
+        let signed = try run(
+          ["dgst", "-sha256", "-provider", "tpm2", "-provider", "default", "-propquery", "?provider=tpm2"]
+            + ["-sign", pem, "-out", signature, message],
+          environment: ["TPM2OPENSSL_TCTI": tpm.tcti], executable: "/usr/bin/openssl")
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let jwk = try #require(tree.boundDevices("demo").first?.jwk)
+        let x = try #require(BindingServer.base64URL(jwk["x"]?.stringValue ?? ""))
+        let y = try #require(BindingServer.base64URL(jwk["y"]?.stringValue ?? ""))
+        let publicKey = try P256.Signing.PublicKey(x963Representation: [0x04] + Array(x) + Array(y))
+        let der = try #require(FileManager.default.contents(atPath: signature))
+        let parsed = try P256.Signing.ECDSASignature(derRepresentation: der)
+        #expect(publicKey.isValidSignature(parsed, for: SHA256.hash(data: Data("challenge to sign".utf8))))
+      }
+    }
+  }
+
+  @Test("a file key, a PIN key and a key under the template SRK are not exported (1), and say why")
+  func onlyTPMKeysWithoutAPINAreExported() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    try withDevice { device in
+      try withServer { server, _ in
+        #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
+        let templated = try #require(try keyList(device).first?["kid"]?.stringValue)
+        let noSRK = try run(["keys", "export", templated, "--state-dir", device.state])
+        #expect(noSRK.status == 1 && noSRK.stderr.contains("provision a persistent SRK"), "\(noSRK.stderr)")
+        #expect(try run(["keys", "delete", templated, "--state-dir", device.state]).status == 0)
+        #expect(try journey(server, device, tree: "Bind", ["--key-store", "file"]).status == 0)
+        let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
+        let refused = try run(["keys", "export", kid, "--state-dir", device.state])
+        #expect(refused.status == 1 && refused.stderr.contains("is a file key"), "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        let missing = try run(["keys", "export", "0d6f2c3e-1b4a-4c5d-8e9f-a0b1c2d3e4f5", "--state-dir", device.state])
+        #expect(missing.status == 1 && missing.stderr.contains("no bound key has the kid"))
+      }
+      try TPMContext(tcti: tpm.tcti).persistStorageKey()
+      try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
+        let options = ["--pin-file", try device.pinFile("271828"), "--key-store", "tpm", "--tcti", tpm.tcti]
+        #expect(try journey(server, device, tree: "Bind", options).status == 0)
+        let kid = try #require(try keyList(device).first { $0["authType"]?.stringValue == "APPLICATION_PIN" }?["kid"]?.stringValue)
+        let pin = try run(["keys", "export", kid, "--state-dir", device.state])
+        #expect(pin.status == 1 && pin.stderr.contains("has a PIN") && pin.stdout.isEmpty, "\(pin.stderr)")
       }
     }
   }

@@ -5,12 +5,13 @@ import Journey
 import JourneyHTTP
 import ProfileCLI
 import ProfileJSON
+import TPMKeys
 
 /// `fr-profile keys`: the bound keys of this device.
 struct KeysCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "keys",
-    abstract: "List, delete and unlock the keys bound to AM users (device binding).",
+    abstract: "List, delete, unlock and export the keys bound to AM users (device binding).",
     discussion: """
       Bound keys live in <state-dir>/bound-keys/<kid>.json (0600, directory 0700), one per \
       AM user; 'fr-profile journey' creates them when a journey's Device Binding node asks.
@@ -32,9 +33,80 @@ struct KeysCommand: ParsableCommand {
         echo "$SSO_TOKEN" | fr-profile keys delete 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21 \\
             --server https://am.example.com/am --realm alpha --token-stdin
         fr-profile keys unlock 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21
+        fr-profile keys export 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21 -o key.pem
       """,
-    subcommands: [List.self, Delete.self, Unlock.self]
+    subcommands: [List.self, Delete.self, Unlock.self, Export.self]
   )
+
+  struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Write a key made in the TPM as a TSS2 PRIVATE KEY PEM (tpm2-openssl, openssl_tpm2_engine, GnuTLS).",
+      discussion: """
+        The PEM holds the TPM-wrapped key, as fr-profile keeps it: it loads in this TPM only, \
+        under the storage key it was made under. Only keys made in the TPM and used without a PIN \
+        (NONE, BIOMETRIC_*) under the persistent SRK (0x81000001, where provisioned TPMs keep it) \
+        are exported: a file key has no TPM form, a PIN key's authorization value is the SHA-256 \
+        of its PIN, which those loaders do not derive, and they re-create a template parent from \
+        a template of their own. The file is written with mode 0600.
+
+        \(ExitStatus.helpSection(
+          [.success, .negative, .usage, .dataError, .cannotCreate, .ioError, .permission, .configuration],
+          [
+            .success: "written",
+            .negative: "no such key, or the key cannot be exported (a file key, a PIN key, no persistent SRK)",
+            .dataError: "the stored key is corrupt",
+          ]))
+
+        EXAMPLES:
+          fr-profile keys export 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21 -o key.pem
+          TPM2OPENSSL_TCTI=device:/dev/tpmrm0 openssl dgst -sha256 -provider tpm2 -provider default \\
+              -propquery '?provider=tpm2' -sign key.pem -out signature.der message.txt
+        """)
+
+    @OptionGroup var options: ProfileOptions
+    @Argument(help: ArgumentHelp("The key's kid.", valueName: "KID")) var kid: String
+    @Option(
+      name: .shortAndLong,
+      help: ArgumentHelp("Write the PEM to FILE (mode 0600) instead of stdout ('-': stdout).", valueName: "FILE"))
+    var output: String?
+
+    func run() throws {
+      try reportingFailures {
+        let store = try options.settings.userKeyStore(create: false)
+        let stored: StoredUserKey?
+        do throws(KeyStoreError) { stored = try store.key(kid: kid) } catch { throw BindingExit.failure(error) }
+        guard let stored else { throw Failure(.negative, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
+        guard case .hardware(let key) = stored.material else {
+          throw Failure(.negative, "the key \(kid) is a file key (store \(stored.record.store)): it has no TPM form to export.")
+        }
+        guard !key.pinProtected else {
+          throw Failure(
+            .negative,
+            "the key \(kid) has a PIN: its TPM authorization value is the PIN's SHA-256, which TSS2 key loaders do not derive; it is not exported."
+          )
+        }
+        let blob: TPMKeyBlob
+        do throws(TPMError) { blob = try TPMKeyBlob(bytes: key.blob) } catch {
+          throw Failure(.dataError, "the key \(kid)'s TPM blob is corrupt (\(error)).")
+        }
+        // Loaders re-create an owner-hierarchy parent from their own template (tpm2-openssl's
+        // differs from the TCG one fr-profile uses: the key fails the TPM's integrity check
+        // under it), so only keys under the persistent SRK travel.
+        guard blob.parent == .persistentSRK else {
+          throw Failure(
+            .negative,
+            "the key \(kid) was made under the storage key fr-profile re-creates from its template, which other TPM software "
+              + "does not re-create the same way: provision a persistent SRK at 0x81000001 (tpm2_createprimary -C o -G ecc "
+              + "-c srk.ctx; tpm2_evictcontrol -C o -c srk.ctx 0x81000001), then bind again.")
+        }
+        let pem: String
+        do { pem = try TSS2PrivateKey.pem(blob, emptyAuth: true) } catch {
+          throw Failure(.dataError, "cannot encode the key \(kid) (\(error)).")
+        }
+        if let output, output != "-" { try writeFileAtomically(output, pem, mode: 0o600) } else { try printOutput(pem) }
+      }
+    }
+  }
 
   struct List: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the bound keys (kid, user, type, created, lock).")
