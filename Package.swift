@@ -140,6 +140,15 @@ let package = Package(
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
     // Loaded with dlopen on first use (Sources/CTSS2/include/CTSS2.h). Building needs libtss2-dev.
     .target(name: "CTSS2", dependencies: ["CLoader"]),
+    // The verifier of TPM evidence (issue 21): credential challenges (MakeCredential in
+    // software) and TPM2_Certify checks. Pure Swift over swift-crypto, no tpm2-tss: a server
+    // links it without a TPM stack.
+    .target(
+      name: "TPMAttestation",
+      dependencies: [
+        .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+      ]),
+    .testTarget(name: "TPMAttestationTests", dependencies: ["TPMAttestation", "TPMKeys", "SWTPMSupport"]),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",

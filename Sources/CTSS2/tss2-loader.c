@@ -34,6 +34,12 @@ static const char *const sonames[LIBRARIES] = {
   X(ESYS, Esys_Sign)                                                                               \
   X(ESYS, Esys_DictionaryAttackParameters)                                                         \
   X(ESYS, Esys_EvictControl)                                                                       \
+  X(ESYS, Esys_NV_ReadPublic)                                                                      \
+  X(ESYS, Esys_NV_Read)                                                                            \
+  X(ESYS, Esys_StartAuthSession)                                                                   \
+  X(ESYS, Esys_PolicySecret)                                                                       \
+  X(ESYS, Esys_ActivateCredential)                                                                 \
+  X(ESYS, Esys_Certify)                                                                            \
   X(MU, Tss2_MU_TPM2B_PUBLIC_Marshal)                                                              \
   X(MU, Tss2_MU_TPM2B_PUBLIC_Unmarshal)                                                            \
   X(MU, Tss2_MU_TPM2B_PRIVATE_Marshal)                                                             \
@@ -154,3 +160,41 @@ TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Unmarshal(uint8_t const buffer[], size_t buffe
   return api.Tss2_MU_TPM2B_PRIVATE_Unmarshal(buffer, buffer_size, offset, dest);
 }
 const char *frp_Tss2_RC_Decode(TSS2_RC rc) { return api.Tss2_RC_Decode(rc); }
+TSS2_RC frp_Esys_NV_ReadPublic(
+  ESYS_CONTEXT *esysContext, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  TPM2B_NV_PUBLIC **nvPublic, TPM2B_NAME **nvName) {
+  return api.Esys_NV_ReadPublic(esysContext, nvIndex, shandle1, shandle2, shandle3, nvPublic, nvName);
+}
+TSS2_RC frp_Esys_NV_Read(
+  ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, UINT16 size, UINT16 offset, TPM2B_MAX_NV_BUFFER **data) {
+  return api.Esys_NV_Read(esysContext, authHandle, nvIndex, shandle1, shandle2, shandle3, size, offset, data);
+}
+TSS2_RC frp_Esys_StartAuthSession(
+  ESYS_CONTEXT *esysContext, ESYS_TR tpmKey, ESYS_TR bind, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_NONCE *nonceCaller, TPM2_SE sessionType, const TPMT_SYM_DEF *symmetric, TPMI_ALG_HASH authHash,
+  ESYS_TR *sessionHandle) {
+  return api.Esys_StartAuthSession(
+    esysContext, tpmKey, bind, shandle1, shandle2, shandle3, nonceCaller, sessionType, symmetric, authHash, sessionHandle);
+}
+TSS2_RC frp_Esys_PolicySecret(
+  ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, const TPM2B_NONCE *nonceTPM, const TPM2B_DIGEST *cpHashA, const TPM2B_NONCE *policyRef,
+  INT32 expiration, TPM2B_TIMEOUT **timeout, TPMT_TK_AUTH **policyTicket) {
+  return api.Esys_PolicySecret(
+    esysContext, authHandle, policySession, shandle1, shandle2, shandle3, nonceTPM, cpHashA, policyRef, expiration, timeout,
+    policyTicket);
+}
+TSS2_RC frp_Esys_ActivateCredential(
+  ESYS_CONTEXT *esysContext, ESYS_TR activateHandle, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, const TPM2B_ID_OBJECT *credentialBlob, const TPM2B_ENCRYPTED_SECRET *secret, TPM2B_DIGEST **certInfo) {
+  return api.Esys_ActivateCredential(
+    esysContext, activateHandle, keyHandle, shandle1, shandle2, shandle3, credentialBlob, secret, certInfo);
+}
+TSS2_RC frp_Esys_Certify(
+  ESYS_CONTEXT *esysContext, ESYS_TR objectHandle, ESYS_TR signHandle, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, const TPM2B_DATA *qualifyingData, const TPMT_SIG_SCHEME *inScheme, TPM2B_ATTEST **certifyInfo,
+  TPMT_SIGNATURE **signature) {
+  return api.Esys_Certify(
+    esysContext, objectHandle, signHandle, shandle1, shandle2, shandle3, qualifyingData, inScheme, certifyInfo, signature);
+}

@@ -63,7 +63,7 @@ public struct TPMConfigurationError: Error, Sendable, Equatable, CustomStringCon
 public final class TPMContext {
   public let tcti: String
   private var tctiContext: OpaquePointer?
-  private var esys: OpaquePointer?
+  var esys: OpaquePointer?
 
   /// Opens the TPM at `tcti` for `body`, retrying the whole of it — a fresh connection each
   /// time, every transient object flushed in between — while the TPM answers with a transient
@@ -153,8 +153,7 @@ public final class TPMContext {
     if parent == .templateSRK { _ = frp_Esys_FlushContext(esys, handle) } else { _ = frp_Esys_TR_Close(esys, &handle) }
   }
 
-  private func withParent<T>(_ kind: TPMKeyBlob.Parent?, _ body: (ESYS_TR) throws(TPMError) -> T) throws(TPMError) -> (T, TPMKeyBlob.Parent)
-  {
+  func withParent<T>(_ kind: TPMKeyBlob.Parent?, _ body: (ESYS_TR) throws(TPMError) -> T) throws(TPMError) -> (T, TPMKeyBlob.Parent) {
     let (handle, parent) = try storagePrimary(preferPersistent: kind != .templateSRK)
     if let kind, kind != parent {
       release(handle, parent)
@@ -171,10 +170,15 @@ public final class TPMContext {
   /// noDA: the TPM's dictionary-attack lockout, which other users' wrong PINs or unclean
   /// shutdowns can trigger, never blocks it. Returns the wrapped blobs.
   public func createSigningKey(authValue: [UInt8] = []) throws(TPMError) -> TPMKeyBlob {
+    try createKey(authValue: authValue) { frp_signing_template($0, authValue.isEmpty ? 1 : 0) }
+  }
+
+  /// A key from `template` under the storage primary key, protected by `authValue`.
+  func createKey(authValue: [UInt8], template fillTemplate: (UnsafeMutablePointer<TPM2B_PUBLIC>) -> Void) throws(TPMError) -> TPMKeyBlob {
     let auth = Self.authDigest(authValue)
     let ((publicBytes, privateBytes), parent) = try withParent(nil) { (parent) throws(TPMError) in
       var template = TPM2B_PUBLIC()
-      frp_signing_template(&template, auth.isEmpty ? 1 : 0)
+      fillTemplate(&template)
       var sensitive = TPM2B_SENSITIVE_CREATE()
       Self.fill(&sensitive.sensitive.userAuth, auth)
       var outsideInfo = TPM2B_DATA()
@@ -231,7 +235,7 @@ public final class TPMContext {
     }
   }
 
-  private func load(_ blob: TPMKeyBlob, parent: ESYS_TR) throws(TPMError) -> ESYS_TR {
+  func load(_ blob: TPMKeyBlob, parent: ESYS_TR) throws(TPMError) -> ESYS_TR {
     var publicArea = try Self.unmarshalPublic(blob.publicArea)
     var privateArea = try Self.unmarshalPrivate(blob.privateArea)
     var handle = ESYS_TR(ESYS_TR_NONE)
@@ -303,7 +307,7 @@ public final class TPMContext {
     value.isEmpty ? [] : Array(SHA256.hash(data: value))
   }
 
-  private static func fill<T>(_ buffer: inout T, _ bytes: [UInt8]) {
+  static func fill<T>(_ buffer: inout T, _ bytes: [UInt8]) {
     // Every TPM2B is { UINT16 size; BYTE buffer[N]; }.
     withUnsafeMutableBytes(of: &buffer) { raw in
       let count = min(bytes.count, raw.count - 2)
@@ -312,13 +316,13 @@ public final class TPMContext {
     }
   }
 
-  private static func padded(_ parameter: TPM2B_ECC_PARAMETER) -> [UInt8] {
+  static func padded(_ parameter: TPM2B_ECC_PARAMETER) -> [UInt8] {
     var copy = parameter
     let bytes = withUnsafeBytes(of: &copy.buffer) { Array($0.prefix(Int(parameter.size))) }
     return [UInt8](repeating: 0, count: max(0, 32 - bytes.count)) + bytes.suffix(32)
   }
 
-  private static func marshal(_ value: UnsafeMutablePointer<TPM2B_PUBLIC>) throws(TPMError) -> [UInt8] {
+  static func marshal(_ value: UnsafeMutablePointer<TPM2B_PUBLIC>) throws(TPMError) -> [UInt8] {
     var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PUBLIC>.size)
     var offset = 0
     let rc = frp_Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset)
@@ -326,7 +330,7 @@ public final class TPMContext {
     return Array(buffer.prefix(offset))
   }
 
-  private static func marshal(_ value: UnsafeMutablePointer<TPM2B_PRIVATE>) throws(TPMError) -> [UInt8] {
+  static func marshal(_ value: UnsafeMutablePointer<TPM2B_PRIVATE>) throws(TPMError) -> [UInt8] {
     var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PRIVATE>.size)
     var offset = 0
     let rc = frp_Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset)

@@ -67,6 +67,27 @@ TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Unmarshal(uint8_t const buffer[], size_t buffer
 TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Marshal(TPM2B_PRIVATE const *src, uint8_t buffer[], size_t buffer_size, size_t *offset);
 TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Unmarshal(uint8_t const buffer[], size_t buffer_size, size_t *offset, TPM2B_PRIVATE *dest);
 const char *frp_Tss2_RC_Decode(TSS2_RC rc);
+TSS2_RC frp_Esys_NV_ReadPublic(
+  ESYS_CONTEXT *esysContext, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  TPM2B_NV_PUBLIC **nvPublic, TPM2B_NAME **nvName);
+TSS2_RC frp_Esys_NV_Read(
+  ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, UINT16 size, UINT16 offset, TPM2B_MAX_NV_BUFFER **data);
+TSS2_RC frp_Esys_StartAuthSession(
+  ESYS_CONTEXT *esysContext, ESYS_TR tpmKey, ESYS_TR bind, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_NONCE *nonceCaller, TPM2_SE sessionType, const TPMT_SYM_DEF *symmetric, TPMI_ALG_HASH authHash,
+  ESYS_TR *sessionHandle);
+TSS2_RC frp_Esys_PolicySecret(
+  ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, const TPM2B_NONCE *nonceTPM, const TPM2B_DIGEST *cpHashA, const TPM2B_NONCE *policyRef,
+  INT32 expiration, TPM2B_TIMEOUT **timeout, TPMT_TK_AUTH **policyTicket);
+TSS2_RC frp_Esys_ActivateCredential(
+  ESYS_CONTEXT *esysContext, ESYS_TR activateHandle, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, const TPM2B_ID_OBJECT *credentialBlob, const TPM2B_ENCRYPTED_SECRET *secret, TPM2B_DIGEST **certInfo);
+TSS2_RC frp_Esys_Certify(
+  ESYS_CONTEXT *esysContext, ESYS_TR objectHandle, ESYS_TR signHandle, ESYS_TR shandle1, ESYS_TR shandle2,
+  ESYS_TR shandle3, const TPM2B_DATA *qualifyingData, const TPMT_SIG_SCHEME *inScheme, TPM2B_ATTEST **certifyInfo,
+  TPMT_SIGNATURE **signature);
 
 // The tss2 headers define their constants as casts (`((TPM2_ALG_ID) 0x0023)`); these helpers
 // fill the structures in C so that the Swift side needs none of those macros.
@@ -108,6 +129,51 @@ static inline void frp_signing_template(TPM2B_PUBLIC *out, int no_da) {
   p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
   p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
 }
+
+/// The TCG EK Credential Profile's template L-2, the ECC NIST P-256 endorsement key: restricted
+/// decrypt, usable only through policy A (PolicySecret(TPM_RH_ENDORSEMENT)), no userWithAuth,
+/// 32-byte zero unique fields. The same EK every time from the endorsement seed; its public key
+/// is the one in the manufacturer's EK certificate (NV 0x01C0000A).
+static inline void frp_ek_template(TPM2B_PUBLIC *out) {
+  static const uint8_t policy_a[32] = {0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xB3, 0xF8, 0x1A, 0x90, 0xCC,
+                                       0x8D, 0x46, 0xA5, 0xD7, 0x24, 0xFD, 0x52, 0xD7, 0x6E, 0x06, 0x52,
+                                       0x0B, 0x64, 0xF2, 0xA1, 0xDA, 0x1B, 0x33, 0x14, 0x69, 0xAA};
+  memset(out, 0, sizeof *out);
+  TPMT_PUBLIC *p = &out->publicArea;
+  p->type = TPM2_ALG_ECC;
+  p->nameAlg = TPM2_ALG_SHA256;
+  p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
+                        TPMA_OBJECT_ADMINWITHPOLICY | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
+  p->authPolicy.size = 32;
+  memcpy(p->authPolicy.buffer, policy_a, 32);
+  p->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_AES;
+  p->parameters.eccDetail.symmetric.keyBits.aes = 128;
+  p->parameters.eccDetail.symmetric.mode.aes = TPM2_ALG_CFB;
+  p->parameters.eccDetail.scheme.scheme = TPM2_ALG_NULL;
+  p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
+  p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+  p->unique.ecc.x.size = 32;
+  p->unique.ecc.y.size = 32;
+}
+
+/// An attestation key: a restricted P-256 ECDSA/SHA-256 signing key (it signs only what the TPM
+/// itself produced, such as TPM2_Certify's attestation), fixedTPM, fixedParent,
+/// sensitiveDataOrigin, noDA, used without an authValue.
+static inline void frp_ak_template(TPM2B_PUBLIC *out) {
+  frp_signing_template(out, 1);
+  out->publicArea.objectAttributes |= TPMA_OBJECT_RESTRICTED;
+}
+
+/// A policy session with SHA-256, no encryption or binding.
+static inline void frp_no_symmetric(TPMT_SYM_DEF *out) {
+  memset(out, 0, sizeof *out);
+  out->algorithm = TPM2_ALG_NULL;
+}
+static const TPM2_SE frp_session_policy = TPM2_SE_POLICY;
+static const TPMI_ALG_HASH frp_alg_sha256 = TPM2_ALG_SHA256;
+/// The NV indices of the EK certificates (TCG EK Credential Profile): RSA 2048, ECC P-256.
+static const TPM2_HANDLE frp_ek_cert_rsa_index = 0x01C00002;
+static const TPM2_HANDLE frp_ek_cert_ecc_index = 0x01C0000A;
 
 /// Whether `pub` is a key of the shape `frp_signing_template` makes (checked on every load).
 static inline int frp_is_signing_key(const TPM2B_PUBLIC *pub) {

@@ -1,0 +1,125 @@
+import Crypto
+import SWTPMSupport
+import TPMAttestation
+import TPMKeys
+import Testing
+
+/// Evidence from a real TPM protocol implementation (swtpm), checked by the verifier.
+@Suite("TPM attestation against swtpm")
+struct AttestationTests {
+  /// A TPM for one test, with its endorsement key's public area and an attestation key.
+  final class Device {
+    let tpm: SWTPM
+    let context: TPMContext
+    let endorsementKey: TPMPublic
+    let attestationKey: TPMKeyBlob
+
+    init() throws {
+      tpm = try SWTPM()
+      context = try TPMContext(tcti: tpm.tcti)
+      endorsementKey = try TPMPublic(tpm2b: try context.endorsementPublicArea())
+      attestationKey = try context.createAttestationKey()
+    }
+
+    var attestationKeyName: [UInt8] { get throws { try TPMPublic(tpm2b: attestationKey.publicArea).name } }
+
+    deinit {
+      tpm.stop()
+      tpm.removeState()
+    }
+  }
+
+  @Test("the TPM releases a credential made in software for its own EK and AK")
+  func credentialActivationRoundTrips() throws {
+    let device = try Device()
+    #expect(device.endorsementKey.has(.restricted) && device.endorsementKey.has(.decrypt) && device.endorsementKey.has(.adminWithPolicy))
+    let secret = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    let challenge = try CredentialChallenge.make(
+      endorsementKey: device.endorsementKey, objectName: try device.attestationKeyName, credential: secret)
+    let released = try device.context.activateCredential(
+      attestationKey: device.attestationKey, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+    #expect(released == secret)
+  }
+
+  @Test("an AK of a second TPM presented with the first TPM's EK is never activated (keylime's CVE-2022-1053)")
+  func anotherTPMsAttestationKeyIsNotActivated() throws {
+    let real = try Device()
+    let software = try Device()
+    // The server seals to the real EK for the other TPM's AK: the other TPM cannot open it…
+    let challenge = try CredentialChallenge.make(
+      endorsementKey: real.endorsementKey, objectName: try software.attestationKeyName, credential: [1, 2, 3])
+    #expect(throws: TPMError.self) {
+      try software.context.activateCredential(
+        attestationKey: software.attestationKey, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+    }
+    // …and the real TPM cannot load the other TPM's AK.
+    #expect(throws: TPMError.self) {
+      try real.context.activateCredential(
+        attestationKey: software.attestationKey, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+    }
+    // A credential made for the real AK's name does not open for the other AK either.
+    let forReal = try CredentialChallenge.make(
+      endorsementKey: real.endorsementKey, objectName: try real.attestationKeyName, credential: [4, 5, 6])
+    #expect(throws: TPMError.self) {
+      try software.context.activateCredential(
+        attestationKey: software.attestationKey, credentialBlob: forReal.credentialBlob, encryptedSecret: forReal.encryptedSecret)
+    }
+  }
+
+  func certification(_ device: Device, key: TPMKeyBlob, nonce: [UInt8]) throws -> KeyCertification {
+    let (attestation, signature) = try device.context.certify(key, attestationKey: device.attestationKey, qualifyingData: nonce)
+    return KeyCertification(
+      attestation: attestation, signature: signature, attestationKey: device.attestationKey.publicArea, key: key.publicArea)
+  }
+
+  @Test("a bound key certified by the activated AK over the server's nonce verifies, and names the key")
+  func certificationVerifies() throws {
+    let device = try Device()
+    let key = try device.context.createSigningKey()
+    let nonce = Array("journey challenge 42".utf8)
+    let evidence = try certification(device, key: key, nonce: nonce)
+    let expected = try TPMContext.publicKey(of: key)
+    let verified = try evidence.verify(nonce: nonce, activatedName: try device.attestationKeyName, expectedKey: expected)
+    #expect(verified.rawRepresentation == expected.rawRepresentation)
+  }
+
+  @Test("each tampering fails its own check")
+  func tamperedEvidenceFailsByName() throws {
+    let device = try Device()
+    let key = try device.context.createSigningKey()
+    let nonce = Array("nonce-A".utf8)
+    let evidence = try certification(device, key: key, nonce: nonce)
+    let akName = try device.attestationKeyName
+    // Replayed for another nonce.
+    #expect(throws: AttestationError.wrongNonce) { try evidence.verify(nonce: Array("nonce-B".utf8), activatedName: akName) }
+    // An AK whose credential was never activated.
+    let other = try device.context.createAttestationKey()
+    #expect(throws: AttestationError.attestationKeyNotActivated) {
+      try evidence.verify(nonce: nonce, activatedName: try TPMPublic(tpm2b: other.publicArea).name)
+    }
+    // Another key presented with this attestation (e.g. a file key's).
+    var swapped = evidence
+    swapped.key = try device.context.createSigningKey().publicArea
+    #expect(throws: AttestationError.certifiesAnotherKey) { try swapped.verify(nonce: nonce, activatedName: akName) }
+    // A flipped bit in the signed structure.
+    var forged = evidence
+    forged.attestation[forged.attestation.count - 1] ^= 1
+    #expect(throws: AttestationError.badSignature) { try forged.verify(nonce: nonce, activatedName: akName) }
+    // The JWS carries a key made outside the TPM.
+    let fileKey = P256.Signing.PrivateKey().publicKey
+    #expect(throws: AttestationError.keyDiffersFromJWS) { try evidence.verify(nonce: nonce, activatedName: akName, expectedKey: fileKey) }
+    // A plain signing key offered as the attestation key.
+    var unrestricted = evidence
+    let plain = try device.context.createSigningKey()
+    unrestricted.attestationKey = plain.publicArea
+    #expect(throws: AttestationError.attestationKeyNotRestricted) {
+      try unrestricted.verify(nonce: nonce, activatedName: try TPMPublic(tpm2b: plain.publicArea).name)
+    }
+  }
+
+  @Test("a TPM with an EK certificate in NV gives it; this swtpm has none")
+  func endorsementCertificateIsReadFromNV() throws {
+    let device = try Device()
+    #expect(try device.context.endorsementCertificate() == nil)
+  }
+}
