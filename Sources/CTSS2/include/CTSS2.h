@@ -138,22 +138,14 @@ static inline void frp_ek_template(TPM2B_PUBLIC *out) {
   static const uint8_t policy_a[32] = {0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xB3, 0xF8, 0x1A, 0x90, 0xCC,
                                        0x8D, 0x46, 0xA5, 0xD7, 0x24, 0xFD, 0x52, 0xD7, 0x6E, 0x06, 0x52,
                                        0x0B, 0x64, 0xF2, 0xA1, 0xDA, 0x1B, 0x33, 0x14, 0x69, 0xAA};
-  memset(out, 0, sizeof *out);
+  // The storage template's key (P-256, AES-128-CFB, restricted decrypt, 32-byte zero unique),
+  // used through policy A only: adminWithPolicy, no userWithAuth, not noDA.
+  frp_srk_template(out);
   TPMT_PUBLIC *p = &out->publicArea;
-  p->type = TPM2_ALG_ECC;
-  p->nameAlg = TPM2_ALG_SHA256;
   p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
                         TPMA_OBJECT_ADMINWITHPOLICY | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
   p->authPolicy.size = 32;
   memcpy(p->authPolicy.buffer, policy_a, 32);
-  p->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_AES;
-  p->parameters.eccDetail.symmetric.keyBits.aes = 128;
-  p->parameters.eccDetail.symmetric.mode.aes = TPM2_ALG_CFB;
-  p->parameters.eccDetail.scheme.scheme = TPM2_ALG_NULL;
-  p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
-  p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
-  p->unique.ecc.x.size = 32;
-  p->unique.ecc.y.size = 32;
 }
 
 /// An attestation key: a restricted P-256 ECDSA/SHA-256 signing key (it signs only what the TPM
