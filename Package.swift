@@ -26,6 +26,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     // Already in the graph through swift-crypto's CryptoExtras; named for TPMKeys' key file.
     .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+    // RSA for the attestation verifier's credential challenges to RSA EKs (swift-crypto's OAEP
+    // takes no label, and the TPM's is "IDENTITY"). Only TPMAttestation uses it.
+    .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
   ],
   targets: [
     .executableTarget(
@@ -147,6 +150,7 @@ let package = Package(
       name: "TPMAttestation",
       dependencies: [
         .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+        .product(name: "BigInt", package: "BigInt"),
       ]),
     .testTarget(name: "TPMAttestationTests", dependencies: ["TPMAttestation", "TPMKeys", "SWTPMSupport"]),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.

@@ -4,7 +4,8 @@ import CryptoExtras
 /// The server half of credential activation (TPM2_MakeCredential, done in software): a secret
 /// only the TPM holding the EK can release, and only for the object named `objectName` loaded
 /// in that TPM. The TPM 2.0 specification, part 1, "Credential Protection" and "Secret
-/// Sharing" (ECDH with KDFe for an ECC EK), with KDFa for the symmetric and HMAC keys:
+/// Sharing" (ECDH with KDFe for an ECC EK; for an RSA EK a random seed under RSA-OAEP with the
+/// label "IDENTITY"), with KDFa for the symmetric and HMAC keys:
 ///
 ///     Z         = x(ECDH(ephemeral, EK))
 ///     seed      = KDFe(SHA-256, Z, "IDENTITY", x(ephemeral), x(EK), 256)
@@ -25,16 +26,25 @@ public enum CredentialChallenge {
   ) {
     guard ek.has(.restricted), ek.has(.decrypt) else { throw .unsupported("the endorsement key is not a restricted decryption key") }
     guard credential.count <= 32 else { throw .unsupported("a credential longer than 32 bytes") }
-    let ephemeral = P256.KeyAgreement.PrivateKey()
-    let shared: SharedSecret
-    do { shared = try ephemeral.sharedSecretFromKeyAgreement(with: try ek.agreementKey()) } catch {
-      throw .malformed("the endorsement key's point")
+    let seed: [UInt8]
+    let encryptedSecret: [UInt8]
+    switch ek.material {
+    case .eccP256(let x, _):
+      let ephemeral = P256.KeyAgreement.PrivateKey()
+      let shared: SharedSecret
+      do { shared = try ephemeral.sharedSecretFromKeyAgreement(with: try ek.agreementKey()) } catch {
+        throw .malformed("the endorsement key's point")
+      }
+      let z = shared.withUnsafeBytes { Array($0) }
+      let point = Array(ephemeral.publicKey.x963Representation)
+      let ephemeralX = Array(point[1..<33])
+      seed = kdfe(z, label: "IDENTITY", partyU: ephemeralX, partyV: TPMPublic.padded(x))
+      encryptedSecret = sized(ephemeralX) + sized(Array(point[33..<65]))
+    case .rsa(let modulus, let exponent):
+      // A random seed of the name algorithm's size, sealed to the EK with OAEP.
+      seed = (0..<32).map { _ in UInt8.random(in: 0...255) }
+      encryptedSecret = try RSAOAEP.encrypt(seed, modulus: modulus, exponent: exponent, label: Array("IDENTITY".utf8) + [0])
     }
-    let z = shared.withUnsafeBytes { Array($0) }
-    let point = Array(ephemeral.publicKey.x963Representation)
-    let ephemeralX = Array(point[1..<33])
-    let ephemeralY = Array(point[33..<65])
-    let seed = kdfe(z, label: "IDENTITY", partyU: ephemeralX, partyV: TPMPublic.padded(ek.x))
     let symmetricKey = kdfa(seed, label: "STORAGE", contextU: objectName, contextV: [], bits: 128)
     let encIdentity: [UInt8]
     do {
@@ -46,7 +56,7 @@ public enum CredentialChallenge {
     }
     let hmacKey = kdfa(seed, label: "INTEGRITY", contextU: [], contextV: [], bits: 256)
     let integrity = Array(HMAC<SHA256>.authenticationCode(for: encIdentity + objectName, using: SymmetricKey(data: hmacKey)))
-    return (sized(integrity) + encIdentity, sized(ephemeralX) + sized(ephemeralY))
+    return (sized(integrity) + encIdentity, encryptedSecret)
   }
 
   /// KDFa (SP 800-108 counter mode with HMAC-SHA-256): `bits` of output.

@@ -1,6 +1,6 @@
 import Crypto
 
-/// A TPM's public area (TPMT_PUBLIC) of an ECC P-256 key, parsed from the bytes the TPM
+/// A TPM's public area (TPMT_PUBLIC) of an ECC P-256 or RSA key, parsed from the bytes the TPM
 /// marshals: what the verifier checks (attributes, the point) and names (nameAlg ‖ SHA-256 of
 /// the area). Pure Swift: a server verifies evidence without tpm2-tss.
 public struct TPMPublic: Sendable, Equatable {
@@ -12,9 +12,15 @@ public struct TPMPublic: Sendable, Equatable {
   public let authPolicy: [UInt8]
   /// The signing scheme (TPM_ALG_ECDSA 0x0018, or TPM_ALG_NULL 0x0010).
   public let scheme: UInt16
-  public let curve: UInt16
-  public let x: [UInt8]
-  public let y: [UInt8]
+  public let material: Material
+
+  /// The key itself.
+  public enum Material: Sendable, Equatable {
+    /// A NIST P-256 point (coordinates as the TPM gives them, at most 32 bytes each).
+    case eccP256(x: [UInt8], y: [UInt8])
+    /// An RSA modulus and public exponent (0 in the area means 65537).
+    case rsa(modulus: [UInt8], exponent: UInt32)
+  }
 
   /// TPMA_OBJECT bits.
   public enum Attribute: UInt32, Sendable, CaseIterable {
@@ -32,11 +38,12 @@ public struct TPMPublic: Sendable, Equatable {
   public func has(_ attribute: Attribute) -> Bool { attributes & attribute.rawValue != 0 }
 
   static let algECC: UInt16 = 0x0023
+  static let algRSA: UInt16 = 0x0001
   static let algSHA256: UInt16 = 0x000B
   static let algNull: UInt16 = 0x0010
   static let curveP256: UInt16 = 0x0003
 
-  /// Parses a marshalled TPM2B_PUBLIC (2-byte size, then the area) of an ECC P-256 key.
+  /// Parses a marshalled TPM2B_PUBLIC (2-byte size, then the area) of an ECC P-256 or RSA key.
   public init(tpm2b bytes: [UInt8]) throws(AttestationError) {
     var reader = TPMReader(bytes)
     let area = try reader.sized()
@@ -44,7 +51,7 @@ public struct TPMPublic: Sendable, Equatable {
     try self.init(area: area)
   }
 
-  /// Parses a marshalled TPMT_PUBLIC of an ECC P-256 key.
+  /// Parses a marshalled TPMT_PUBLIC of an ECC P-256 or RSA key.
   public init(area: [UInt8]) throws(AttestationError) {
     var reader = TPMReader(area)
     self.area = area
@@ -52,36 +59,51 @@ public struct TPMPublic: Sendable, Equatable {
     nameAlg = try reader.u16()
     attributes = try reader.u32()
     authPolicy = try reader.sized()
-    guard type == Self.algECC else { throw .unsupported("a public area of type 0x\(String(type, radix: 16)), not ECC") }
+    guard type == Self.algECC || type == Self.algRSA else {
+      throw .unsupported("a public area of type 0x\(String(type, radix: 16)), neither ECC nor RSA")
+    }
     guard nameAlg == Self.algSHA256 else { throw .unsupported("a name algorithm other than SHA-256") }
+    // symmetric: algorithm, then keyBits and mode unless it is NULL
     if try reader.u16() != Self.algNull {
       _ = try reader.u16()
       _ = try reader.u16()
-    }  // symmetric: algorithm, keyBits, mode
+    }
     scheme = try reader.u16()
     if scheme != Self.algNull { _ = try reader.u16() }  // the scheme's hash
-    curve = try reader.u16()
-    if try reader.u16() != Self.algNull { _ = try reader.u16() }  // kdf
-    x = try reader.sized()
-    y = try reader.sized()
+    if type == Self.algRSA {
+      _ = try reader.u16()  // keyBits
+      let exponent = try reader.u32()
+      material = .rsa(modulus: try reader.sized(), exponent: exponent == 0 ? 65537 : exponent)
+    } else {
+      let curve = try reader.u16()
+      if try reader.u16() != Self.algNull { _ = try reader.u16() }  // kdf
+      let x = try reader.sized()
+      let y = try reader.sized()
+      guard curve == Self.curveP256, x.count <= 32, y.count <= 32 else { throw .unsupported("a curve other than NIST P-256") }
+      material = .eccP256(x: x, y: y)
+    }
     guard reader.atEnd else { throw .malformed("a public area has trailing bytes") }
-    guard curve == Self.curveP256, x.count <= 32, y.count <= 32 else { throw .unsupported("a curve other than NIST P-256") }
   }
 
   /// The TPM's name of the object: nameAlg ‖ SHA-256(TPMT_PUBLIC).
   public var name: [UInt8] { [0x00, 0x0B] + Array(SHA256.hash(data: area)) }
 
   /// The uncompressed point 04 ‖ X ‖ Y, each coordinate padded to 32 bytes.
-  var x963: [UInt8] { [0x04] + Self.padded(x) + Self.padded(y) }
+  func x963() throws(AttestationError) -> [UInt8] {
+    guard case .eccP256(let x, let y) = material else { throw .unsupported("an RSA key where a P-256 key is needed") }
+    return [0x04] + Self.padded(x) + Self.padded(y)
+  }
 
   static func padded(_ bytes: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: max(0, 32 - bytes.count)) + bytes }
 
   public func signingKey() throws(AttestationError) -> P256.Signing.PublicKey {
-    do { return try P256.Signing.PublicKey(x963Representation: x963) } catch { throw .malformed("the public point is not on P-256") }
+    let point = try x963()
+    do { return try P256.Signing.PublicKey(x963Representation: point) } catch { throw .malformed("the public point is not on P-256") }
   }
 
   func agreementKey() throws(AttestationError) -> P256.KeyAgreement.PublicKey {
-    do { return try P256.KeyAgreement.PublicKey(x963Representation: x963) } catch {
+    let point = try x963()
+    do { return try P256.KeyAgreement.PublicKey(x963Representation: point) } catch {
       throw .malformed("the public point is not on P-256")
     }
   }

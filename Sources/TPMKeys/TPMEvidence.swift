@@ -6,17 +6,27 @@ import CTSS2
 /// attestation key (AK), the answer to a server's credential challenge (which proves the AK
 /// shares a TPM with the EK), and TPM2_Certify of a key by the AK over a server's nonce.
 extension TPMContext {
-  /// The endorsement key's public area (a marshalled TPM2B_PUBLIC), re-created from the TCG
-  /// template L-2 (ECC P-256): the key an EK certificate certifies.
-  public func endorsementPublicArea() throws(TPMError) -> [UInt8] {
-    let (handle, publicArea) = try createEndorsementKey()
+  /// Which endorsement key: the TCG templates L-1 (RSA 2048, which every TPM certifies) and
+  /// L-2 (ECC P-256).
+  public enum EndorsementKeyType: Sendable {
+    case rsa2048
+    case eccP256
+  }
+
+  /// The endorsement key's public area (a marshalled TPM2B_PUBLIC), re-created from its TCG
+  /// template: the key an EK certificate certifies.
+  public func endorsementPublicArea(_ type: EndorsementKeyType = .eccP256) throws(TPMError) -> [UInt8] {
+    let (handle, publicArea) = try createEndorsementKey(type)
     _ = frp_Esys_FlushContext(esys, handle)
     return publicArea
   }
 
-  private func createEndorsementKey() throws(TPMError) -> (ESYS_TR, [UInt8]) {
+  private func createEndorsementKey(_ type: EndorsementKeyType) throws(TPMError) -> (ESYS_TR, [UInt8]) {
     var template = TPM2B_PUBLIC()
-    frp_ek_template(&template)
+    switch type {
+    case .rsa2048: frp_ek_rsa_template(&template)
+    case .eccP256: frp_ek_template(&template)
+    }
     var sensitive = TPM2B_SENSITIVE_CREATE()
     var outsideInfo = TPM2B_DATA()
     var pcrs = TPML_PCR_SELECTION()
@@ -77,12 +87,12 @@ extension TPMContext {
   /// if its EK can decrypt `encryptedSecret` and `ak` is the key whose name the challenge was
   /// made for, loaded in this same TPM. `credentialBlob` and `encryptedSecret` are the contents
   /// of the TPM2B_ID_OBJECT and TPM2B_ENCRYPTED_SECRET (without their size fields).
-  public func activateCredential(attestationKey ak: TPMKeyBlob, credentialBlob: [UInt8], encryptedSecret: [UInt8]) throws(TPMError)
-    -> [UInt8]
-  {
+  public func activateCredential(
+    attestationKey ak: TPMKeyBlob, credentialBlob: [UInt8], encryptedSecret: [UInt8], endorsementKey type: EndorsementKeyType = .eccP256
+  ) throws(TPMError) -> [UInt8] {
     let (akHandle, _) = try withParent(ak.parent) { (parent) throws(TPMError) in try load(ak, parent: parent) }
     defer { _ = frp_Esys_FlushContext(esys, akHandle) }
-    let (ek, _) = try createEndorsementKey()
+    let (ek, _) = try createEndorsementKey(type)
     defer { _ = frp_Esys_FlushContext(esys, ek) }
     // The EK is usable only through policy A: PolicySecret with the endorsement hierarchy.
     var session = ESYS_TR(ESYS_TR_NONE)

@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import SWTPMSupport
 import TPMAttestation
 import TPMKeys
@@ -117,9 +118,79 @@ struct AttestationTests {
     }
   }
 
-  @Test("a TPM with an EK certificate in NV gives it; this swtpm has none")
-  func endorsementCertificateIsReadFromNV() throws {
+  @Test("a TPM without EK certificates in NV has none to give")
+  func noEndorsementCertificateInAFreshSWTPM() throws {
     let device = try Device()
     #expect(try device.context.endorsementCertificate() == nil)
+  }
+
+  /// A TPM state made by `swtpm_setup` as a manufacturer would: RSA 2048 and P-384 EKs with
+  /// certificates in NV, signed by a local CA. Its configuration and CA live in `directory`
+  /// (never /etc or /var/lib). Returns the state directory and the CA's root certificate.
+  func manufacture(in directory: String) throws -> (state: String, root: String) {
+    let state = directory + "/state"
+    let ca = directory + "/ca"
+    try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: ca, withIntermediateDirectories: true)
+    try "statedir = \(ca)\nsigningkey = \(ca)/signkey.pem\nissuercert = \(ca)/issuercert.pem\ncertserial = \(ca)/certserial\n"
+      .write(toFile: directory + "/localca.conf", atomically: true, encoding: .utf8)
+    try "--platform-manufacturer fr-profile-test\n--platform-version 2.1\n--platform-model swtpm\n"
+      .write(toFile: directory + "/localca.options", atomically: true, encoding: .utf8)
+    try """
+    create_certs_tool = /usr/bin/swtpm_localca
+    create_certs_tool_config = \(directory)/localca.conf
+    create_certs_tool_options = \(directory)/localca.options
+    active_pcr_banks = sha256
+
+    """.write(toFile: directory + "/setup.conf", atomically: true, encoding: .utf8)
+    let setup = Process()
+    setup.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm_setup")
+    setup.arguments = [
+      "--tpm2", "--tpmstate", state, "--create-ek-cert", "--create-platform-cert", "--config", directory + "/setup.conf",
+      "--overwrite",
+    ]
+    setup.standardOutput = FileHandle.nullDevice
+    setup.standardError = FileHandle.nullDevice
+    try setup.run()
+    setup.waitUntilExit()
+    #expect(setup.terminationStatus == 0, "swtpm_setup failed")
+    return (state, ca + "/swtpm-localca-rootca-cert.pem")
+  }
+
+  @Test("a manufactured TPM: its RSA EK certificate is read from NV and certifies the RSA EK, and a credential sealed to that EK opens")
+  func rsaEndorsementKeyWithItsCertificate() throws {
+    let directory = NSTemporaryDirectory() + "fr-profile-ek-\(UInt32.random(in: 0...UInt32.max))"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let (state, _) = try manufacture(in: directory)
+    let tpm = try SWTPM(stateDirectory: state)
+    defer { tpm.stop() }
+    let context = try TPMContext(tcti: tpm.tcti)
+    let certificate = try #require(try context.endorsementCertificate())
+    let ek = try TPMPublic(tpm2b: try context.endorsementPublicArea(.rsa2048))
+    guard case .rsa(let modulus, let exponent) = ek.material else {
+      Issue.record("the RSA EK is not RSA")
+      return
+    }
+    #expect(modulus.count == 256 && exponent == 65537)
+    // The certificate's key is this EK's (openssl reads the DER).
+    let der = directory + "/ek.der"
+    #expect(FileManager.default.createFile(atPath: der, contents: Data(certificate)))
+    let openssl = Process()
+    openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+    openssl.arguments = ["x509", "-inform", "DER", "-in", der, "-noout", "-modulus"]
+    let output = Pipe()
+    openssl.standardOutput = output
+    try openssl.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    openssl.waitUntilExit()
+    #expect(text.trimmingCharacters(in: .whitespacesAndNewlines) == "Modulus=" + modulus.map { String(format: "%02X", $0) }.joined())
+    // Credential activation through the RSA EK.
+    let ak = try context.createAttestationKey()
+    let secret = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    let challenge = try CredentialChallenge.make(
+      endorsementKey: ek, objectName: try TPMPublic(tpm2b: ak.publicArea).name, credential: secret)
+    let released = try context.activateCredential(
+      attestationKey: ak, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret, endorsementKey: .rsa2048)
+    #expect(released == secret)
   }
 }

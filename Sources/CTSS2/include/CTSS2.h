@@ -148,6 +148,27 @@ static inline void frp_ek_template(TPM2B_PUBLIC *out) {
   memcpy(p->authPolicy.buffer, policy_a, 32);
 }
 
+/// The TCG EK Credential Profile's template L-1, the RSA 2048 endorsement key every TPM has
+/// (its certificate at NV 0x01C00002): restricted decrypt, AES-128-CFB, policy A, the default
+/// exponent, a 256-byte zero unique field.
+static inline void frp_ek_rsa_template(TPM2B_PUBLIC *out) {
+  TPM2B_PUBLIC ecc;
+  frp_ek_template(&ecc);
+  memset(out, 0, sizeof *out);
+  TPMT_PUBLIC *p = &out->publicArea;
+  p->type = TPM2_ALG_RSA;
+  p->nameAlg = TPM2_ALG_SHA256;
+  p->objectAttributes = ecc.publicArea.objectAttributes;
+  p->authPolicy = ecc.publicArea.authPolicy;
+  p->parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_AES;
+  p->parameters.rsaDetail.symmetric.keyBits.aes = 128;
+  p->parameters.rsaDetail.symmetric.mode.aes = TPM2_ALG_CFB;
+  p->parameters.rsaDetail.scheme.scheme = TPM2_ALG_NULL;
+  p->parameters.rsaDetail.keyBits = 2048;
+  p->parameters.rsaDetail.exponent = 0;
+  p->unique.rsa.size = 256;
+}
+
 /// An attestation key: a restricted P-256 ECDSA/SHA-256 signing key (it signs only what the TPM
 /// itself produced, such as TPM2_Certify's attestation), fixedTPM, fixedParent,
 /// sensitiveDataOrigin, noDA, used without an authValue.
