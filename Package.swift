@@ -29,6 +29,8 @@ let package = Package(
     // RSA for the attestation verifier's credential challenges to RSA EKs (swift-crypto's OAEP
     // takes no label, and the TPM's is "IDENTITY"). Only TPMAttestation uses it.
     .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
+    // X.509 path validation of EK certificates (TPMAttestation only).
+    .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
   ],
   targets: [
     .executableTarget(
@@ -150,9 +152,12 @@ let package = Package(
       name: "TPMAttestation",
       dependencies: [
         .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
-        .product(name: "BigInt", package: "BigInt"),
+        .product(name: "BigInt", package: "BigInt"), .product(name: "X509", package: "swift-certificates"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
-    .testTarget(name: "TPMAttestationTests", dependencies: ["TPMAttestation", "TPMKeys", "SWTPMSupport"]),
+    .testTarget(
+      name: "TPMAttestationTests",
+      dependencies: ["TPMAttestation", "TPMKeys", "SWTPMSupport", .product(name: "X509", package: "swift-certificates")]),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",

@@ -33,6 +33,11 @@ enum RSAOAEP {
     return Array(output.prefix(count))
   }
 
+  /// `value` big-endian, without leading zero bytes (65537: 01 00 01).
+  static func minimalBytes(_ value: UInt32) -> [UInt8] {
+    Array(CredentialChallenge.bigEndian(value).drop { $0 == 0 })
+  }
+
   /// The big-endian unsigned integer `bytes`.
   static func integer(_ bytes: [UInt8]) -> BigUInt {
     bytes.reduce(BigUInt(0)) { ($0 << 8) | BigUInt($1) }

@@ -153,6 +153,10 @@ public enum AttestationError: Error, Sendable, Equatable, CustomStringConvertibl
   case keyNotBoundToTheTPM
   /// The certified key is not the key of the JWS.
   case keyDiffersFromJWS
+  /// The EK certificate does not chain to a configured manufacturer root (the validator's result).
+  case ekCertificateUntrusted(String)
+  /// The EK certificate certifies another key than the TPM's endorsement key.
+  case ekCertificateForAnotherKey
 
   public var description: String {
     switch self {
@@ -166,6 +170,8 @@ public enum AttestationError: Error, Sendable, Equatable, CustomStringConvertibl
     case .certifiesAnotherKey: "the attestation certifies another key"
     case .keyNotBoundToTheTPM: "the certified key is not bound to its TPM (fixedTPM, fixedParent, sensitiveDataOrigin, sign)"
     case .keyDiffersFromJWS: "the certified key is not the key in the JWS"
+    case .ekCertificateUntrusted(let result): "the EK certificate does not chain to a trusted TPM manufacturer root (\(result))"
+    case .ekCertificateForAnotherKey: "the EK certificate certifies another key than this TPM's endorsement key"
     }
   }
 }

@@ -4,6 +4,7 @@ import SWTPMSupport
 import TPMAttestation
 import TPMKeys
 import Testing
+import X509
 
 /// Evidence from a real TPM protocol implementation (swtpm), checked by the verifier.
 @Suite("TPM attestation against swtpm")
@@ -192,5 +193,38 @@ struct AttestationTests {
     let released = try context.activateCredential(
       attestationKey: ak, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret, endorsementKey: .rsa2048)
     #expect(released == secret)
+  }
+
+  func certificate(_ path: String) throws -> Certificate {
+    try Certificate(pemEncoded: try String(contentsOfFile: path, encoding: .utf8))
+  }
+
+  @Test("the EK certificate chains to the manufacturer's root and certifies the EK; another CA's root or another TPM's EK fail by name")
+  func endorsementCertificateChainsToTheManufacturer() async throws {
+    let directory = NSTemporaryDirectory() + "fr-profile-ek-\(UInt32.random(in: 0...UInt32.max))"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let (state, root) = try manufacture(in: directory + "/a")
+    let (_, otherRoot) = try manufacture(in: directory + "/b")
+    let tpm = try SWTPM(stateDirectory: state)
+    defer { tpm.stop() }
+    let context = try TPMContext(tcti: tpm.tcti)
+    let der = try #require(try context.endorsementCertificate())
+    let ek = try TPMPublic(tpm2b: try context.endorsementPublicArea(.rsa2048))
+    let issuer = try certificate(directory + "/a/ca/issuercert.pem")
+    try await EndorsementCertificate.verify(der, endorsementKey: ek, roots: [try certificate(root)], intermediates: [issuer])
+    let foreign = await #expect(throws: AttestationError.self) {
+      try await EndorsementCertificate.verify(der, endorsementKey: ek, roots: [try certificate(otherRoot)], intermediates: [issuer])
+    }
+    #expect("\(foreign.map { "\($0)" } ?? "")".contains("does not chain to a trusted TPM manufacturer root"))
+    // The genuine certificate, presented with a software TPM's EK.
+    let software = try SWTPM()
+    defer {
+      software.stop()
+      software.removeState()
+    }
+    let otherEK = try TPMPublic(tpm2b: try TPMContext(tcti: software.tcti).endorsementPublicArea(.rsa2048))
+    await #expect(throws: AttestationError.ekCertificateForAnotherKey) {
+      try await EndorsementCertificate.verify(der, endorsementKey: otherEK, roots: [try certificate(root)], intermediates: [issuer])
+    }
   }
 }
