@@ -18,6 +18,23 @@ extension BindingCommandTests {
     }
   }
 
+  /// A state home of nobody's own beside the device (`<directory>/nobody`, 0700, nobody's),
+  /// with the device directory opened up so that nobody reaches it.
+  func nobodyHome(_ device: Device) -> String {
+    chmod(device.directory, 0o755)
+    let home = device.directory + "/nobody"
+    #expect(mkdir(home, 0o700) == 0 && chown(home, 65534, 65534) == 0)
+    return home
+  }
+
+  /// `journey` on tree `Bind` as nobody, with nobody's state in `home`.
+  func bindAsNobody(_ server: AuthenticateServer, _ device: Device, home: String, _ extra: [String]) throws -> RunResult {
+    try run(
+      ["journey", "--server", server.url, "--realm", "alpha", "--tree", "Bind", "--user", "demo", "--password-stdin"]
+        + ["--state-dir", home + "/state", "--root", device.root] + extra,
+      environment: device.environment, stdin: password + "\n", prefix: asNobody)
+  }
+
   func startSigning(
     _ server: AuthenticateServer, _ device: Device, pinPath: String, state: String? = nil, prefix: [String] = []
   ) throws -> BackgroundSigning {
@@ -136,15 +153,10 @@ extension BindingCommandTests {
       try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
         // nobody's own state directory, PIN file and FIFO: /proc/PID belongs to nobody while the
         // process is dumpable, and to root once it is not.
-        chmod(device.directory, 0o755)
-        let home = device.directory + "/nobody"
-        #expect(mkdir(home, 0o700) == 0 && chown(home, 65534, 65534) == 0)
+        let home = nobodyHome(device)
         let pin = try device.pinFile("271828")
         #expect(chown(pin, 65534, 65534) == 0)
-        let bound = try run(
-          ["journey", "--server", server.url, "--realm", "alpha", "--tree", "Bind", "--user", "demo", "--password-stdin"]
-            + ["--state-dir", home + "/state", "--root", device.root, "--pin-file", pin],
-          environment: device.environment, stdin: password + "\n", prefix: asNobody)
+        let bound = try bindAsNobody(server, device, home: home, ["--pin-file", pin])
         #expect(bound.status == 0, "\(bound.stderr)")
         let fifo = home + "/pin.fifo"
         #expect(mkfifo(fifo, 0o600) == 0 && chown(fifo, 65534, 65534) == 0)

@@ -167,13 +167,8 @@ extension BindingCommandTests {
         // A stand-in for /dev/tpmrm0 that nobody may not open (root's, 0600).
         let node = device.directory + "/tpmrm0"
         #expect(FileManager.default.createFile(atPath: node, contents: Data()) && chmod(node, 0o600) == 0)
-        chmod(device.directory, 0o755)
-        let home = device.directory + "/nobody"
-        #expect(mkdir(home, 0o700) == 0 && chown(home, 65534, 65534) == 0)
-        let bound = try run(
-          ["journey", "--server", server.url, "--realm", "alpha", "--tree", "Bind", "--user", "demo", "--password-stdin"]
-            + ["--state-dir", home + "/state", "--root", device.root, "--key-store", "auto", "--tcti", "device:" + node],
-          environment: device.environment, stdin: password + "\n", prefix: asNobody)
+        let home = nobodyHome(device)
+        let bound = try bindAsNobody(server, device, home: home, ["--key-store", "auto", "--tcti", "device:" + node])
         #expect(bound.status == 0, "\(bound.stderr)")
         #expect(bound.stderr.contains("\(node) exists but this user cannot open it (Permission denied)"), "\(bound.stderr)")
         #expect(bound.stderr.contains("tss"))

@@ -226,7 +226,6 @@ static const TSS2_RC frp_rc_bad_auth = 0x0A2;   // TPM2_RC_BAD_AUTH
 static const TSS2_RC frp_rc_integrity = 0x09F;  // TPM2_RC_INTEGRITY
 static const TSS2_RC frp_rc_handle = 0x08B;     // TPM2_RC_HANDLE
 static const TSS2_RC frp_rc_lockout = 0x921;    // TPM2_RC_LOCKOUT (warning)
-static const TSS2_RC frp_rc_retry = 0x922;      // TPM2_RC_RETRY
 
 /// Whether the TPM answered with a warning that passes by itself (format-zero warnings,
 /// TPM2_RC_WARN 0x900): busy (RETRY, YIELDED, TESTING) or out of object, session or other
