@@ -26,9 +26,6 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     // Already in the graph through swift-crypto's CryptoExtras; named for TPMKeys' key file.
     .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
-    // RSA for the attestation verifier's credential challenges to RSA EKs (swift-crypto's OAEP
-    // takes no label, and the TPM's is "IDENTITY"). Only TPMAttestation uses it.
-    .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     // X.509 path validation of EK certificates (TPMAttestation only).
     .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
   ],
@@ -152,7 +149,7 @@ let package = Package(
       name: "TPMAttestation",
       dependencies: [
         .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
-        .product(name: "BigInt", package: "BigInt"), .product(name: "X509", package: "swift-certificates"),
+        .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
     .testTarget(

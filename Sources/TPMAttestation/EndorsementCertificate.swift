@@ -1,6 +1,10 @@
 import Crypto
 import CryptoExtras
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 import SwiftASN1
 import X509
 
