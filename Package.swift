@@ -38,6 +38,7 @@ let package = Package(
         "Journey",
         "JourneyProfiler",
         "JourneyHTTP",
+        "TPMAttestation",
         "TPMKeys",
         "ProfileCLI",
         "ProfileJSON",
@@ -45,6 +46,8 @@ let package = Package(
         "SystemCalls",
         "CStartup",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "X509", package: "swift-certificates"),
       ],
       // `make release` (trait SymbolOrdering): linked by lld with the functions and data collect
       // touches next to each other (README "Benchmark"). The C runtime stays dynamic.
@@ -113,6 +116,7 @@ let package = Package(
         "Journey",
         "ProfileJSON",
         "SystemCalls",
+        "TPMAttestation",
         "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -148,6 +152,7 @@ let package = Package(
     .target(
       name: "TPMAttestation",
       dependencies: [
+        "ProfileJSON",
         .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -58,6 +58,9 @@ package struct DeviceBinder: Sendable {
   package var policyContext: PolicyContext
   /// Custom claims added to signing JWSs (names in `reservedClaims` give `Abort`).
   package var customClaims: [(String, JSON)]
+  /// TPM attestation: once it answered a credential challenge, the binding and signing JWSs of
+  /// TPM keys carry their evidence (claim `tpmEvidence`); file keys carry none and say so.
+  package var attester: TPMAttester?
   /// Usernameless signing with several keys: the username (or userId) of the key to use.
   package var boundUser: String?
   /// Asked when several keys fit and `boundUser` is nil; nil means no one can be asked.
@@ -147,7 +150,9 @@ package struct DeviceBinder: Sendable {
       case .success(let result):
         answer = .jws(result.jws, deviceName: result.deviceName, deviceId: result.deviceId)
         let fallback = (store as? any HardwareUserKeyStore)?.fallbackNote
-        outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, kid: result.kid, notes: fallback.map { [$0] } ?? [])
+        outcome = Outcome(
+          index: index, type: DeviceBindingRequest.callbackType, kid: result.kid,
+          notes: (fallback.map { [$0] } ?? []) + unattestedNote(result.attested))
       case .failure(let failure):
         answer = .clientError(failure.clientError.rawValue)
         outcome = Outcome(index: index, type: DeviceBindingRequest.callbackType, failure: failure)
@@ -156,7 +161,7 @@ package struct DeviceBinder: Sendable {
       switch try signOrFail(request) {
       case .success(let result):
         answer = .jws(result.jws)
-        outcome = Outcome(index: index, type: DeviceSigningRequest.callbackType, kid: result.kid)
+        outcome = Outcome(index: index, type: DeviceSigningRequest.callbackType, kid: result.kid, notes: unattestedNote(result.attested))
       case .failure(let failure):
         answer = .clientError(failure.clientError.rawValue)
         outcome = Outcome(index: index, type: DeviceSigningRequest.callbackType, failure: failure)
@@ -166,6 +171,14 @@ package struct DeviceBinder: Sendable {
     }
     try step.answer(index, binding: answer)
     return outcome
+  }
+
+  /// Said when the server asked for attestation and the key could give none.
+  private func unattestedNote(_ attested: Bool) -> [String] {
+    guard let attester, attester.activated, !attested else { return [] }
+    return [
+      "the key is not in the TPM, so its JWS carries no TPM evidence (tpmEvidence): a server that requires attestation refuses it; bind with --key-store tpm"
+    ]
   }
 
   /// `bind`, with the client error as a value (other errors still thrown).
@@ -185,6 +198,8 @@ package struct DeviceBinder: Sendable {
     package var kid: String
     package var deviceName: String
     package var deviceId: String
+    /// Whether the JWS carries TPM evidence (`tpmEvidence`).
+    package var attested = false
   }
 
   /// Creates a key for `request.userId` (replacing any key of that user), protected as the
@@ -271,6 +286,8 @@ package struct DeviceBinder: Sendable {
   package struct SigningResult: Sendable, Equatable {
     package var jws: String
     package var kid: String
+    /// Whether the JWS carries TPM evidence (`tpmEvidence`).
+    package var attested = false
   }
 
   /// Signs the challenge with the key bound for `request.userId` (or, usernameless, the one

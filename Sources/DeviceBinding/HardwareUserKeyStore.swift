@@ -1,6 +1,7 @@
 import Crypto
 import Journey
 import ProfileJSON
+import TPMAttestation
 import TPMKeys
 
 #if canImport(Glibc)
@@ -59,6 +60,9 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
   /// The key was made by other hardware: the state directory was copied from another machine
   /// (or the TPM was cleared). Never replaced silently: bind again.
   case foreignKey(detail: String)
+  /// The TPM was cleared or replaced since the attestation key was made (its EK changed, or
+  /// keys made in it no longer load): what was bound in it is gone.
+  case tpmChanged(detail: String)
   /// Wrong authorization value (PIN); the hardware counted it.
   case wrongAuthValue
   /// The hardware's dictionary-attack lockout is active.
@@ -72,6 +76,7 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
     switch self {
     case .unavailable(let detail): detail
     case .foreignKey(let detail): detail
+    case .tpmChanged(let detail): detail
     case .wrongAuthValue: "wrong PIN"
     case .lockout:
       "the TPM is in dictionary-attack lockout and refuses every key that has a PIN, whatever the PIN (the PIN was not tried): "
@@ -243,9 +248,11 @@ extension DeviceBinder {
 
     let kid = Self.randomUUID()
     let seconds = Int(now())
-    let claims = BindingJWS.claims(
+    var claims = BindingJWS.claims(
       subject: request.userId, issuer: applicationId, challenge: request.challenge, seconds: seconds,
       timeout: request.timeout, binding: true)
+    let evidence = try attestationClaim(blob: blob, authValue: authValue, challenge: request.challenge)
+    if let evidence { claims.append((AttestationProtocol.evidenceClaim, evidence)) }
     let jws = try hardwareJWS(claims: claims, publicKey: publicKey, kid: kid, includeJWK: true) { input in
       try hardware.sign(input, with: material, authValue: authValue)
     }
@@ -253,7 +260,9 @@ extension DeviceBinder {
       kid: kid, userId: request.userId, username: request.username, authType: type, createdAt: Self.iso8601(seconds),
       store: hardware.name, policies: policies)
     let key = StoredUserKey(record: record, material: .hardware(material), publicKey: BindingJWS.coordinates(publicKey))
-    return try keep(key, jws: jws, request, deviceId, deadline)
+    var result = try keep(key, jws: jws, request, deviceId, deadline)
+    result.attested = evidence != nil
+    return result
   }
 
   /// `sign` for a key kept in hardware: the PIN (if any) goes to the hardware as the key's
@@ -273,18 +282,46 @@ extension DeviceBinder {
       subject: stored.record.userId, issuer: applicationId, challenge: request.challenge, seconds: seconds,
       timeout: request.timeout, binding: false, custom: customClaims)
     let prompt = Self.promptText(request.title, request.description)
-    let jws = try hardwareJWS(claims: claims, publicKey: publicKey, kid: kid, includeJWK: false) { input in
-      guard key.pinProtected else { return try hardware.sign(input, with: key, authValue: []) }
-      return try unlockPIN(policy: key.lockPolicy ?? .none, record: stored.record, prompt: prompt, deadline: deadline) {
-        (pin: String) throws -> [UInt8]? in
+    var attested = false
+    /// The JWS with the key's evidence when attesting; the PIN (if any) authorizes both the
+    /// certification and the signature, and a wrong one fails the first.
+    func jws(authValue: [UInt8]) throws -> String {
+      var claims = claims
+      if let evidence = try attestationClaim(blob: key.blob, authValue: authValue, challenge: request.challenge) {
+        claims.append((AttestationProtocol.evidenceClaim, evidence))
+        attested = true
+      }
+      return try hardwareJWS(claims: claims, publicKey: publicKey, kid: kid, includeJWK: false) { input in
+        try hardware.sign(input, with: key, authValue: authValue)
+      }
+    }
+    let signed: String
+    if key.pinProtected {
+      signed = try unlockPIN(policy: key.lockPolicy ?? .none, record: stored.record, prompt: prompt, deadline: deadline) {
+        (pin: String) throws -> String? in
         do {
-          return try hardware.sign(input, with: key, authValue: Array(pin.utf8))
+          return try jws(authValue: Array(pin.utf8))
         } catch HardwareKeyError.wrongAuthValue {
           return nil
         }
       }
+    } else {
+      signed = try jws(authValue: [])
     }
-    return SigningResult(jws: jws, kid: kid)
+    var result = SigningResult(jws: signed, kid: kid)
+    result.attested = attested
+    return result
+  }
+
+  /// The `tpmEvidence` claim of a key when this binder attests (its attester answered a
+  /// credential challenge in this walk); nil otherwise.
+  private func attestationClaim(blob: [UInt8], authValue: [UInt8], challenge: String) throws -> JSON? {
+    guard let attester, attester.activated else { return nil }
+    do {
+      return try attester.evidence(forKeyBlob: blob, authValue: authValue, challenge: challenge)
+    } catch .lockout {
+      throw BindingFailure(.abort, HardwareKeyError.lockout.description)
+    }
   }
 
   private func hardwareJWS(

@@ -22,11 +22,17 @@ public enum CallbackRequest: Sendable, Equatable {
   case deviceBinding(DeviceBindingRequest)
   /// `DeviceSigningVerifierCallback`: sign with a bound key (answered by `DeviceBinder`).
   case deviceSigning(DeviceSigningRequest)
+  /// `HiddenValueCallback`: a value a script sends without showing it, answered (or left as
+  /// it is) by what knows its `id` — fr-profile answers the TPM attestation rounds
+  /// (`frTpmAttestationRequest`, `frTpmAttestationChallenge`) and leaves other ids unchanged,
+  /// as the SDKs do.
+  case hiddenValue(id: String, value: String)
 
   /// The callback types this enum reads.
   public static let supportedTypes = [
     "NameCallback", "PasswordCallback", "TextOutputCallback", "ChoiceCallback", "ConfirmationCallback",
     DeviceProfileRequest.callbackType, DeviceBindingRequest.callbackType, DeviceSigningRequest.callbackType,
+    "HiddenValueCallback",
   ]
 
   /// Reads `callback`. A type not in `supportedTypes` is `JourneyError.unsupportedCallback`
@@ -59,6 +65,9 @@ public enum CallbackRequest: Sendable, Equatable {
       self = .deviceBinding(try DeviceBindingRequest(callback)!)
     case DeviceSigningRequest.callbackType:
       self = .deviceSigning(try DeviceSigningRequest(callback)!)
+    case "HiddenValueCallback":
+      self = .hiddenValue(id: try reader.text("id"), value: try reader.text("value", default: ""))
+      try reader.needsInput()
     default:
       throw .unsupportedCallback(index: callback.index, type: callback.type)
     }

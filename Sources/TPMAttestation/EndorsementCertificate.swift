@@ -1,10 +1,5 @@
 import Crypto
 import CryptoExtras
-#if canImport(FoundationEssentials)
-  import FoundationEssentials
-#else
-  import Foundation
-#endif
 import SwiftASN1
 import X509
 
@@ -14,20 +9,33 @@ import X509
 /// only be opened inside a TPM that manufacturer made.
 public enum EndorsementCertificate {
   /// Checks `der` against `roots` (through `intermediates`, e.g. the manufacturer's issuing CA)
-  /// at `time`, and that it certifies `endorsementKey`. Throws `.ekCertificateUntrusted` or
+  /// now, and that it certifies `endorsementKey`. Throws `.ekCertificateUntrusted` or
   /// `.ekCertificateForAnotherKey`, naming which.
   public static func verify(
-    _ der: [UInt8], endorsementKey: TPMPublic, roots: [Certificate], intermediates: [Certificate] = [], time: Date = Date()
+    _ der: [UInt8], endorsementKey: TPMPublic, roots: [Certificate], intermediates: [Certificate] = []
   ) async throws(AttestationError) {
     let leaf: Certificate
     do { leaf = try Certificate(derEncoded: der) } catch { throw .malformed("the EK certificate is not DER X.509: \(error)") }
     var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
-      RFC5280Policy(validationTime: time)
+      RFC5280Policy()
       EKCertificatePolicy()
     }
     let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(intermediates))
     guard case .validCertificate = result else { throw .ekCertificateUntrusted("\(result)") }
     guard leaf.publicKey == (try certificateKey(endorsementKey)) else { throw .ekCertificateForAnotherKey }
+  }
+
+  /// Every certificate of a PEM text (a roots or intermediates file).
+  public static func certificates(pem text: String) throws(AttestationError) -> [Certificate] {
+    do {
+      let documents = try PEMDocument.parseMultiple(pemString: text)
+      guard !documents.isEmpty else { throw AttestationError.malformed("no PEM certificate") }
+      return try documents.map { try Certificate(pemDocument: $0) }
+    } catch let error as AttestationError {
+      throw error
+    } catch {
+      throw .malformed("not PEM certificates (\(error))")
+    }
   }
 
   /// The endorsement key as X.509 sees it.

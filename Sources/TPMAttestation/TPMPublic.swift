@@ -157,6 +157,14 @@ public enum AttestationError: Error, Sendable, Equatable, CustomStringConvertibl
   case ekCertificateUntrusted(String)
   /// The EK certificate certifies another key than the TPM's endorsement key.
   case ekCertificateForAnotherKey
+  /// The TPM sent no EK certificate and its EK is not among the trusted ones.
+  case endorsementKeyUnknown
+  /// The client's answer is not the credential sealed to its EK: its TPM did not release it.
+  case credentialNotReleased
+  /// The JWS carries no `tpmEvidence` claim (a file key, or a client that does not attest).
+  case noEvidence
+  /// The client said it cannot attest (no TPM, a file key…), with its reason.
+  case clientCannotAttest(String)
 
   public var description: String {
     switch self {
@@ -172,6 +180,10 @@ public enum AttestationError: Error, Sendable, Equatable, CustomStringConvertibl
     case .keyDiffersFromJWS: "the certified key is not the key in the JWS"
     case .ekCertificateUntrusted(let result): "the EK certificate does not chain to a trusted TPM manufacturer root (\(result))"
     case .ekCertificateForAnotherKey: "the EK certificate certifies another key than this TPM's endorsement key"
+    case .endorsementKeyUnknown: "the TPM sent no EK certificate and its endorsement key is not among the trusted ones"
+    case .credentialNotReleased: "the answer is not the credential sealed to the endorsement key: that TPM did not release it"
+    case .noEvidence: "the JWS carries no tpmEvidence claim (a file key, or a client that does not attest)"
+    case .clientCannotAttest(let reason): "the client cannot attest: \(reason)"
     }
   }
 }

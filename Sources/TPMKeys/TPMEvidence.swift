@@ -8,7 +8,7 @@ import CTSS2
 extension TPMContext {
   /// Which endorsement key: the TCG templates L-1 (RSA 2048, which every TPM certifies) and
   /// L-2 (ECC P-256).
-  public enum EndorsementKeyType: Sendable {
+  public enum EndorsementKeyType: String, Sendable {
     case rsa2048
     case eccP256
   }
@@ -48,33 +48,47 @@ extension TPMContext {
   /// The EK certificate (DER) the manufacturer stored in NV — the ECC one (0x01C0000A), else
   /// the RSA one (0x01C00002); nil when the TPM holds neither.
   public func endorsementCertificate() throws(TPMError) -> [UInt8]? {
-    for index in [frp_ek_cert_ecc_index, frp_ek_cert_rsa_index] {
-      var nv = ESYS_TR(ESYS_TR_NONE)
-      guard
-        frp_Esys_TR_FromTPMPublic(esys, index, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &nv)
-          == TSS2_RC_SUCCESS
-      else { continue }
-      defer { _ = frp_Esys_TR_Close(esys, &nv) }
-      var info: UnsafeMutablePointer<TPM2B_NV_PUBLIC>?
-      var rc = frp_Esys_NV_ReadPublic(esys, nv, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &info, nil)
-      guard rc == TSS2_RC_SUCCESS, let info else { throw Self.error("Esys_NV_ReadPublic", rc) }
-      let size = Int(info.pointee.nvPublic.dataSize)
-      frp_Esys_Free(info)
-      var bytes: [UInt8] = []
-      while bytes.count < size {
-        // 512 bytes a read: below every TPM's MAX_NV_BUFFER_SIZE.
-        let chunk = UInt16(min(size - bytes.count, 512))
-        var data: UnsafeMutablePointer<TPM2B_MAX_NV_BUFFER>?
-        rc = frp_Esys_NV_Read(
-          esys, ESYS_TR(ESYS_TR_RH_OWNER), nv, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), chunk,
-          UInt16(bytes.count), &data)
-        guard rc == TSS2_RC_SUCCESS, let data else { throw Self.error("Esys_NV_Read", rc) }
-        bytes += withUnsafeBytes(of: data.pointee.buffer) { Array($0.prefix(Int(data.pointee.size))) }
-        frp_Esys_Free(data)
-      }
-      return bytes
+    if let ecc = try endorsementCertificate(.eccP256) { return ecc }
+    return try endorsementCertificate(.rsa2048)
+  }
+
+  /// The endorsement key a verifier can trust: the ECC P-256 one when its certificate is in NV,
+  /// else the RSA 2048 one when its certificate is, else the ECC P-256 one without a certificate
+  /// (a verifier then needs the EK itself on a list it keeps).
+  public func certifiedEndorsementKey() throws(TPMError) -> (type: EndorsementKeyType, certificate: [UInt8]?) {
+    if let der = try endorsementCertificate(.eccP256) { return (.eccP256, der) }
+    if let der = try endorsementCertificate(.rsa2048) { return (.rsa2048, der) }
+    return (.eccP256, nil)
+  }
+
+  /// The certificate of the `type` EK in NV (TCG EK Credential Profile: 0x01C0000A for P-256,
+  /// 0x01C00002 for RSA 2048), DER; nil when that index is not defined.
+  public func endorsementCertificate(_ type: EndorsementKeyType) throws(TPMError) -> [UInt8]? {
+    let index = type == .eccP256 ? frp_ek_cert_ecc_index : frp_ek_cert_rsa_index
+    var nv = ESYS_TR(ESYS_TR_NONE)
+    guard
+      frp_Esys_TR_FromTPMPublic(esys, index, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &nv)
+        == TSS2_RC_SUCCESS
+    else { return nil }
+    defer { _ = frp_Esys_TR_Close(esys, &nv) }
+    var info: UnsafeMutablePointer<TPM2B_NV_PUBLIC>?
+    var rc = frp_Esys_NV_ReadPublic(esys, nv, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &info, nil)
+    guard rc == TSS2_RC_SUCCESS, let info else { throw Self.error("Esys_NV_ReadPublic", rc) }
+    let size = Int(info.pointee.nvPublic.dataSize)
+    frp_Esys_Free(info)
+    var bytes: [UInt8] = []
+    while bytes.count < size {
+      // 512 bytes a read: below every TPM's MAX_NV_BUFFER_SIZE.
+      let chunk = UInt16(min(size - bytes.count, 512))
+      var data: UnsafeMutablePointer<TPM2B_MAX_NV_BUFFER>?
+      rc = frp_Esys_NV_Read(
+        esys, ESYS_TR(ESYS_TR_RH_OWNER), nv, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), chunk,
+        UInt16(bytes.count), &data)
+      guard rc == TSS2_RC_SUCCESS, let data else { throw Self.error("Esys_NV_Read", rc) }
+      bytes += withUnsafeBytes(of: data.pointee.buffer) { Array($0.prefix(Int(data.pointee.size))) }
+      frp_Esys_Free(data)
     }
-    return nil
+    return bytes
   }
 
   /// A new attestation key under the storage key: restricted signing (it signs only what the

@@ -33,7 +33,7 @@ struct FRProfile: ParsableCommand {
     version: versionText,
     subcommands: [
       Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyCommand.self, KeysCommand.self,
-      PolicyCommand.self,
+      PolicyCommand.self, AttestCommand.self,
     ]
   )
 

@@ -65,6 +65,13 @@ package struct BindingOptions: ParsableArguments {
       valueName: "CONF"))
   package var tcti: String?
 
+  @Flag(
+    name: .customLong("tpm-evidence"),
+    help: ArgumentHelp(
+      "Attach TPM evidence (claim tpmEvidence) to the JWSs of TPM keys without an attestation round in this run: the verifier activated this device's attestation key before ('fr-profile attest answer')."
+    ))
+  package var tpmEvidence = false
+
   package init() {}
 
   package func validate() throws {

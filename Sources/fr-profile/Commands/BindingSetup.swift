@@ -4,6 +4,7 @@ import DeviceBinding
 import Journey
 import ProfileCLI
 import ProfileJSON
+import TPMAttestation
 import TPMKeys
 
 #if canImport(Glibc)
@@ -64,6 +65,11 @@ enum TPMExit {
       Failure(.noTPM, detail + ". Check --tcti / FR_PROFILE_TCTI (default device:/dev/tpmrm0) and access to the TPM device.")
     case .foreignKey(let detail):
       Failure(.foreignTPMKey, detail + " The key is never re-made silently: bind this device again.")
+    case .tpmChanged(let detail):
+      Failure(
+        .foreignTPMKey,
+        detail + ". Keys bound in the old TPM are gone and nothing was re-made: delete this device's bound-key records on the "
+          + "server, then run 'fr-profile attest request --replace' and bind again.")
     case .lockout, .wrongAuthValue: Failure(.tpmLockout, error.description + ".")
     case .failed(let detail): Failure(.tpmFailure, detail + ".")
     case .libraryUnavailable: Failure(.libraryMissing, error.description + ".")
@@ -215,11 +221,15 @@ struct BindingSetup {
     let pinPolicy = try pinPolicy()
     let lockPolicy = try lockPolicy()
     let policies = try policies(evaluator)
-    return DeviceBinder(
+    var binder = DeviceBinder(
       store: store, applicationId: options.applicationId, deviceId: deviceId, deviceName: options.deviceName ?? fallbackName(),
       pinSource: pinSource, pinPolicy: pinPolicy, lockPolicy: lockPolicy, userVerifier: verifier, policies: policies,
       policyEvaluator: evaluator, policyContext: policyContext(verifier: verifier),
       customClaims: options.customClaims, boundUser: options.boundUser, selectKey: selector, deadline: deadline)
+    if options.tpmEvidence {
+      binder.attester = TPMAttester(tcti: store.tcti, stateDirectory: identity.directory, activated: true)
+    }
+    return binder
   }
 
   /// The profile's platform.deviceName (what collect reports), else the host name.
@@ -248,6 +258,52 @@ struct BindingSetup {
     if outcome.failure == nil, verbose, let kid = outcome.kid {
       detail("device \(what): signed with key \(kid).")
     }
+  }
+}
+
+extension StepAnswerer {
+  /// Answers the TPM attestation rounds a server's script sends as HiddenValueCallbacks
+  /// (TPMAttestation's `AttestationProtocol`); other hidden values are left as they are. A
+  /// client that cannot attest (no TPM, `--key-store file`) answers `{"v":1,"error":…}` so the
+  /// script can route on it; a TPM that changed since the attestation key was made stops the
+  /// journey (exit 81) with the way out.
+  func answerAttestation(_ step: inout AuthenticateStep, index: Int, id: String, value: String) throws {
+    let answer: JSON
+    switch id {
+    case AttestationProtocol.requestCallbackId:
+      if let reason = try cannotAttest() {
+        writeStandardError("fr-profile: warning: the server asks for TPM attestation and this device cannot give it: \(reason).\n")
+        answer = ["v": 1, "error": .string(reason)]
+      } else {
+        let attester = TPMAttester(tcti: try TPMExit.tcti(option: binding.tcti), stateDirectory: try settings.keyStore().directory)
+        self.attester = attester
+        do { answer = try attester.request() } catch { throw TPMExit.failure(error) }
+        if settings.verbose { detail("answered the TPM attestation request (endorsement key and attestation key).") }
+      }
+    case AttestationProtocol.challengeCallbackId:
+      guard let attester else {
+        throw Failure(.cannotAnswer, "the server sent a TPM attestation challenge before its request round.")
+      }
+      guard let challenge = try? JSONParser.parse(Array(value.utf8)) else {
+        throw Failure(.cannotAnswer, "the server's TPM attestation challenge is not JSON.")
+      }
+      do { answer = try attester.answer(challenge) } catch { throw TPMExit.failure(error) }
+      if settings.verbose { detail("answered the TPM attestation challenge: keys signed in this journey carry TPM evidence.") }
+    default:
+      if settings.verbose { detail("left HiddenValueCallback \"\(printable(id, singleLine: true))\" unanswered.") }
+      return
+    }
+    try step.answer(index, with: JSONWriter.compact(answer))
+  }
+
+  /// Why this device cannot attest, or nil: keys are made as files (`--key-store file`, or
+  /// `auto` and no TPM answers).
+  private func cannotAttest() throws -> String? {
+    let store = try binding.bindingKeyStore(try settings.userKeyStore(), environment: processEnvironment())
+    guard store.createsHardwareKeys else {
+      return store.fallbackNote.map { "its keys are made as files: \($0)" } ?? "its keys are made as files (no TPM answers, or --key-store file)"
+    }
+    return nil
   }
 }
 
@@ -351,7 +407,8 @@ extension StepAnswerer {
     let system = try settings.systemSource()
     let setup = BindingSetup(
       options: binding, settings: settings, interactive: true, serverHost: serverHost, deadline: deadline)
-    let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
+    var binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
+    if let attester { binder.attester = attester }
     do {
       if let outcome = try binder.answer(&step, callback: index) { BindingSetup.report(outcome, verbose: settings.verbose) }
     } catch {

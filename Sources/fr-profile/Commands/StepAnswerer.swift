@@ -3,6 +3,8 @@ import Journey
 import JourneyProfiler
 import ProfileCLI
 import ProfileJSON
+import DeviceBinding
+import TPMAttestation
 
 /// Answers the callbacks of each step: the user name and password from the options or the
 /// terminal, choices from `--choice` or the terminal, device profiles from the collectors.
@@ -21,6 +23,9 @@ final class StepAnswerer {
   var serverHost: String?
   /// The journey's --max-time deadline (CLOCK_MONOTONIC seconds), which bounds every prompt.
   var deadline: Double?
+  /// TPM attestation of this walk, made at the first attestation round; the binder attaches
+  /// evidence through it once it answered a credential challenge.
+  var attester: TPMAttester?
   private lazy var terminal: Terminal? = Terminal()
 
   init(user: String?, password: String?, choices: [Int], settings: ProfileSettings) {
@@ -59,6 +64,8 @@ final class StepAnswerer {
         profileRequested = true
       case .deviceBinding, .deviceSigning:
         try answerBinding(&step, index: index)
+      case .hiddenValue(let id, let value):
+        try answerAttestation(&step, index: index, id: id, value: value)
       }
     }
     if profileRequested { try answerDeviceProfiles(&step) }

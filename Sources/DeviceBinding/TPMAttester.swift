@@ -1,0 +1,178 @@
+import Collectors
+import Crypto
+import ProfileJSON
+import TPMAttestation
+import TPMKeys
+
+/// The client half of TPM attestation (README "TPM attestation"): the request (the EK, its
+/// certificate, the attestation key), the answer to a verifier's credential challenge, and the
+/// evidence for a key — TPM2_Certify by the AK over SHA-256 of a journey's challenge — which
+/// `DeviceBinder` adds to binding and signing JWSs as the claim `tpmEvidence`. The documents
+/// are TPMAttestation's `AttestationProtocol`.
+///
+/// The AK is made once and kept, TPM-wrapped, in `<state-dir>/attestation-key.json` (mode
+/// 0600) with the name of the EK it was first presented with. A TPM that was cleared (the AK
+/// no longer loads) or replaced (another EK) is reported as `HardwareKeyError.tpmChanged` with
+/// the way out, never answered with a silent new key.
+package final class TPMAttester: @unchecked Sendable {
+  package static let fileName = "attestation-key.json"
+  package let tcti: String
+  /// The state directory (absolute path).
+  package let stateDirectory: String
+  /// Set once this attester answered a credential challenge: from then on its evidence is
+  /// attached to binding and signing JWSs (a verifier that never activated the AK could not
+  /// check it).
+  package private(set) var activated = false
+
+  /// `activated`: the verifier activated this device's AK earlier (`fr-profile attest answer`),
+  /// so evidence is attached from the start.
+  package init(tcti: String, stateDirectory: String, activated: Bool = false) {
+    self.tcti = tcti
+    self.stateDirectory = stateDirectory
+    self.activated = activated
+  }
+
+  /// What `attestation-key.json` holds.
+  struct Record {
+    var endorsementKeyType: TPMContext.EndorsementKeyType
+    var endorsementKeyName: [UInt8]
+    var attestationKey: TPMKeyBlob
+
+    var json: JSON {
+      [
+        "v": 1, "ekType": .string(endorsementKeyType.rawValue), "ekName": .string(Base64URL.encode(endorsementKeyName)),
+        "ak": .string(Base64URL.encode(attestationKey.bytes)),
+      ]
+    }
+
+    init(endorsementKeyType: TPMContext.EndorsementKeyType, endorsementKeyName: [UInt8], attestationKey: TPMKeyBlob) {
+      self.endorsementKeyType = endorsementKeyType
+      self.endorsementKeyName = endorsementKeyName
+      self.attestationKey = attestationKey
+    }
+
+    init?(json: JSON) {
+      guard json["v"]?.numberValue == 1, let type = json["ekType"]?.stringValue.flatMap(TPMContext.EndorsementKeyType.init(rawValue:)),
+        let name = json["ekName"]?.stringValue.flatMap(Base64URL.decode), let ak = json["ak"]?.stringValue.flatMap(Base64URL.decode),
+        let blob = try? TPMKeyBlob(bytes: ak)
+      else { return nil }
+      self.init(endorsementKeyType: type, endorsementKeyName: name, attestationKey: blob)
+    }
+  }
+
+  /// The name of a key from its TPM2B_PUBLIC: nameAlg (SHA-256) ‖ SHA-256 of the area.
+  static func name(ofPublic tpm2b: [UInt8]) -> [UInt8] { [0x00, 0x0B] + Array(SHA256.hash(data: tpm2b.dropFirst(2))) }
+
+  /// The first message: this TPM's EK (the certified one, `certifiedEndorsementKey`), its
+  /// certificate and the AK — made now when there is none; with `replace`, made anew (after the
+  /// TPM changed and the user chose to start over).
+  package func request(replace: Bool = false) throws(HardwareKeyError) -> JSON {
+    let directory = try directory()
+    let lock = try Self.stateCall { () throws(StateDirectoryError) in try directory.lock() }
+    defer { _ = lock }
+    let existing = replace ? nil : try load(directory)
+    let (ekType, endorsementKey, certificate, newKey) = try tpm { (tpm) throws(TPMError) in
+      var (type, certificate) = try tpm.certifiedEndorsementKey()
+      if let existing, existing.endorsementKeyType != type {
+        type = existing.endorsementKeyType
+        certificate = try tpm.endorsementCertificate(type)
+      }
+      let endorsementKey = try tpm.endorsementPublicArea(type)
+      if let existing, existing.endorsementKeyName == Self.name(ofPublic: endorsementKey) {
+        try tpm.verifyLoads(existing.attestationKey)
+        return (type, endorsementKey, certificate, nil as TPMKeyBlob?)
+      }
+      return (type, endorsementKey, certificate, existing == nil ? try tpm.createAttestationKey() : nil)
+    }
+    let record: Record
+    if let newKey {
+      record = Record(endorsementKeyType: ekType, endorsementKeyName: Self.name(ofPublic: endorsementKey), attestationKey: newKey)
+      let bytes = Array(JSONWriter.compact(record.json).utf8)
+      _ = try Self.stateCall { () throws(StateDirectoryError) in try directory.write(Self.fileName, bytes, mode: 0o600, replace: true) }
+    } else if let existing, existing.endorsementKeyName == Self.name(ofPublic: endorsementKey) {
+      record = existing
+    } else {
+      throw .tpmChanged(
+        detail:
+          "this TPM's endorsement key is not the one the attestation key in \(stateDirectory)/\(Self.fileName) was made with: the TPM was replaced, or its endorsement hierarchy cleared"
+      )
+    }
+    var object: JSONObject = [
+      "v": 1, "ekType": .string(record.endorsementKeyType.rawValue), "ekPublic": .string(Base64URL.encode(endorsementKey)),
+      "akPublic": .string(Base64URL.encode(record.attestationKey.publicArea)),
+    ]
+    if let certificate { object["ekCertificate"] = .string(Base64URL.encode(certificate)) }
+    return .object(object)
+  }
+
+  /// The answer to a challenge: the credential the TPM releases through its EK for the AK.
+  package func answer(_ challenge: JSON) throws(HardwareKeyError) -> JSON {
+    guard challenge["v"]?.numberValue == 1, let blob = challenge["credentialBlob"]?.stringValue.flatMap(Base64URL.decode),
+      let secret = challenge["encryptedSecret"]?.stringValue.flatMap(Base64URL.decode)
+    else { throw .failed(detail: "the attestation challenge is not a version 1 challenge with credentialBlob and encryptedSecret") }
+    let record = try existing()
+    let released = try tpm { (tpm) throws(TPMError) in
+      try tpm.activateCredential(
+        attestationKey: record.attestationKey, credentialBlob: blob, encryptedSecret: secret, endorsementKey: record.endorsementKeyType)
+    }
+    activated = true
+    return ["v": 1, "secret": .string(Base64URL.encode(released))]
+  }
+
+  /// The `tpmEvidence` claim for `key` (a TPM-wrapped key blob) over `challenge`.
+  package func evidence(forKeyBlob key: [UInt8], authValue: [UInt8], challenge: String) throws(HardwareKeyError) -> JSON {
+    let record = try existing()
+    let nonce = AttestationProtocol.nonce(challenge: challenge)
+    let (blob, attestation, signature) = try tpm { (tpm) throws(TPMError) in
+      let blob = try TPMKeyBlob(bytes: key)
+      let (attestation, signature) = try tpm.certify(
+        blob, attestationKey: record.attestationKey, qualifyingData: nonce, keyAuthValue: authValue)
+      return (blob, attestation, signature)
+    }
+    return [
+      "v": 1, "attest": .string(Base64URL.encode(attestation)), "signature": .string(Base64URL.encode(signature)),
+      "akPublic": .string(Base64URL.encode(record.attestationKey.publicArea)), "keyPublic": .string(Base64URL.encode(blob.publicArea)),
+    ]
+  }
+
+  // MARK: -
+
+  /// A TPM session (`TPMContext.session`, which retries the TPM's transient refusals), its
+  /// failure reported as the binding side reports TPM failures — except a key that no longer
+  /// loads: here that means the TPM was cleared or replaced since the AK was made.
+  private func tpm<T>(_ body: (TPMContext) throws(TPMError) -> T) throws(HardwareKeyError) -> T {
+    do { return try TPMContext.session(tcti: tcti, body) } catch {
+      if case .foreignKey(let detail) = error {
+        throw .tpmChanged(detail: "a key made in this TPM no longer loads (\(detail)): the TPM was cleared or replaced")
+      }
+      throw TPMUserKeyStore.mapped(error, tcti: tcti)
+    }
+  }
+
+  private static func stateCall<T>(_ body: () throws(StateDirectoryError) -> T) throws(HardwareKeyError) -> T {
+    do { return try body() } catch { throw .failed(detail: "the state directory: \(error)") }
+  }
+
+  private func directory() throws(HardwareKeyError) -> StateDirectory {
+    try Self.stateCall { () throws(StateDirectoryError) in try StateDirectory.open(stateDirectory, create: true) }
+  }
+
+  private func load(_ directory: StateDirectory) throws(HardwareKeyError) -> Record? {
+    guard
+      let bytes = try Self.stateCall({ () throws(StateDirectoryError) in
+        try directory.readBytes(Self.fileName, requirement: .secret(maximumSize: 16 << 10))
+      })
+    else { return nil }
+    guard let json = try? JSONParser.parse(bytes), let record = Record(json: json) else {
+      throw .failed(detail: "\(stateDirectory)/\(Self.fileName) is damaged; run 'fr-profile attest request --replace' to make a new attestation key")
+    }
+    return record
+  }
+
+  private func existing() throws(HardwareKeyError) -> Record {
+    guard let record = try load(try directory()) else {
+      throw .failed(detail: "there is no attestation key yet: the request round ('fr-profile attest request') comes first")
+    }
+    return record
+  }
+}

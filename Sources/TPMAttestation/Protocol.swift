@@ -1,0 +1,248 @@
+import Crypto
+import ProfileJSON
+import X509
+
+/// The documents of TPM attestation as fr-profile and a verifier exchange them — in a journey
+/// as the values of two HiddenValueCallbacks and a claim of the binding and signing JWSs, and
+/// offline as the files of `fr-profile attest` (README "TPM attestation"). Byte strings are
+/// base64url without padding; TPM structures are marshalled as the TPM marshals them.
+///
+///     request   (client → verifier)  {"v":1,"ekType":"eccP256"|"rsa2048","ekPublic":TPM2B_PUBLIC,
+///                                     "ekCertificate":DER (absent when the TPM has none),
+///                                     "akPublic":TPM2B_PUBLIC}
+///     challenge (verifier → client)  {"v":1,"credentialBlob":…,"encryptedSecret":…}
+///     answer    (client → verifier)  {"v":1,"secret":…}
+///     evidence  (a JWS claim, `tpmEvidence`) {"v":1,"attest":TPMS_ATTEST,"signature":R‖S,
+///                                     "akPublic":TPM2B_PUBLIC,"keyPublic":TPM2B_PUBLIC}
+///
+/// A client that cannot attest answers the request or the challenge with {"v":1,"error":"…"}.
+public enum AttestationProtocol {
+  public static let version = 1
+  /// The HiddenValueCallback ids of the two rounds.
+  public static let requestCallbackId = "frTpmAttestationRequest"
+  public static let challengeCallbackId = "frTpmAttestationChallenge"
+  /// The JWS claim that carries a key's evidence.
+  public static let evidenceClaim = "tpmEvidence"
+
+  /// The qualifying data a key's TPM2_Certify is made over: SHA-256 of the JWS's `challenge`
+  /// claim (its UTF-8 text as AM sent it), so the certification answers this journey only.
+  public static func nonce(challenge: String) -> [UInt8] { Array(SHA256.hash(data: Array(challenge.utf8))) }
+}
+
+/// The client's first message: its endorsement key (and certificate) and a new attestation key.
+public struct AttestationRequest: Sendable, Equatable {
+  public var endorsementKeyType: String
+  public var endorsementKey: [UInt8]
+  public var endorsementCertificate: [UInt8]?
+  public var attestationKey: [UInt8]
+
+  public init(endorsementKeyType: String, endorsementKey: [UInt8], endorsementCertificate: [UInt8]?, attestationKey: [UInt8]) {
+    self.endorsementKeyType = endorsementKeyType
+    self.endorsementKey = endorsementKey
+    self.endorsementCertificate = endorsementCertificate
+    self.attestationKey = attestationKey
+  }
+
+  public var json: JSON {
+    var object: JSONObject = [
+      "v": .number(Double(AttestationProtocol.version)), "ekType": .string(endorsementKeyType),
+      "ekPublic": .string(Base64URL.encode(endorsementKey)), "akPublic": .string(Base64URL.encode(attestationKey)),
+    ]
+    if let endorsementCertificate { object["ekCertificate"] = .string(Base64URL.encode(endorsementCertificate)) }
+    return .object(object)
+  }
+
+  /// Reads a request; a client's `error` becomes `.clientCannotAttest`.
+  public init(json: JSON) throws(AttestationError) {
+    let message = try Message(json, "request")
+    endorsementKeyType = try message.text("ekType")
+    guard ["eccP256", "rsa2048"].contains(endorsementKeyType) else {
+      throw .malformed("the request's ekType \"\(endorsementKeyType)\" is neither eccP256 nor rsa2048")
+    }
+    endorsementKey = try message.bytes("ekPublic")
+    endorsementCertificate = try message.optionalBytes("ekCertificate")
+    attestationKey = try message.bytes("akPublic")
+  }
+}
+
+/// What the verifier keeps between its challenge and the client's answer. Holds no secret: the
+/// credential is kept as its SHA-256 only, so the record may travel in AM's shared state.
+public struct PendingActivation: Sendable, Equatable {
+  /// The attestation key's TPM2B_PUBLIC.
+  public var attestationKey: [UInt8]
+  /// SHA-256 of the credential sealed to the EK.
+  public var credentialDigest: [UInt8]
+  /// The endorsement key's name (nameAlg ‖ SHA-256 of its public area), and whether its
+  /// certificate chained to a configured root.
+  public var endorsementKeyName: [UInt8]
+  public var endorsementCertified: Bool
+
+  public var json: JSON {
+    [
+      "v": .number(Double(AttestationProtocol.version)), "akPublic": .string(Base64URL.encode(attestationKey)),
+      "credentialDigest": .string(Base64URL.encode(credentialDigest)), "ekName": .string(Base64URL.encode(endorsementKeyName)),
+      "ekCertified": .bool(endorsementCertified),
+    ]
+  }
+
+  public init(json: JSON) throws(AttestationError) {
+    let message = try Message(json, "verifier state")
+    attestationKey = try message.bytes("akPublic")
+    credentialDigest = try message.bytes("credentialDigest")
+    endorsementKeyName = try message.bytes("ekName")
+    guard let certified = json["ekCertified"]?.boolValue else { throw .malformed("the verifier state has no boolean ekCertified") }
+    endorsementCertified = certified
+  }
+
+  init(attestationKey: [UInt8], credentialDigest: [UInt8], endorsementKeyName: [UInt8], endorsementCertified: Bool) {
+    self.attestationKey = attestationKey
+    self.credentialDigest = credentialDigest
+    self.endorsementKeyName = endorsementKeyName
+    self.endorsementCertified = endorsementCertified
+  }
+}
+
+/// The server half: checks a request and seals a credential to its EK for its AK; checks the
+/// answer; checks the evidence a JWS carries. Each refusal is an `AttestationError` naming the
+/// check.
+public struct AttestationVerifier: Sendable {
+  /// The TPM manufacturers' root certificates an EK certificate must chain to.
+  public var roots: [Certificate]
+  /// Their issuing CAs, when the TPM's NV holds only the leaf.
+  public var intermediates: [Certificate]
+  /// Names (nameAlg ‖ SHA-256) of endorsement keys trusted without a certificate (a TPM whose
+  /// manufacturer stored none; the administrator recorded its EK at enrolment).
+  public var trustedEndorsementKeys: [[UInt8]]
+
+  public init(roots: [Certificate], intermediates: [Certificate] = [], trustedEndorsementKeys: [[UInt8]] = []) {
+    self.roots = roots
+    self.intermediates = intermediates
+    self.trustedEndorsementKeys = trustedEndorsementKeys
+  }
+
+  /// Checks the request — the EK certificate chains to a root and certifies the EK (or the EK is
+  /// listed), the AK is a restricted signing key of its TPM — and returns the challenge for the
+  /// client and the state to keep.
+  public func challenge(for request: AttestationRequest) async throws(AttestationError) -> (challenge: JSON, pending: PendingActivation) {
+    let ek = try TPMPublic(tpm2b: request.endorsementKey)
+    let ak = try TPMPublic(tpm2b: request.attestationKey)
+    var certified = false
+    if let certificate = request.endorsementCertificate {
+      try await EndorsementCertificate.verify(
+        certificate, endorsementKey: ek, roots: roots, intermediates: intermediates)
+      certified = true
+    } else if !trustedEndorsementKeys.contains(ek.name) {
+      throw .endorsementKeyUnknown
+    }
+    guard ak.has(.restricted), ak.has(.sign), ak.has(.fixedTPM), ak.has(.fixedParent), ak.has(.sensitiveDataOrigin),
+      !ak.has(.decrypt)
+    else { throw .attestationKeyNotRestricted }
+    let credential = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    let sealed = try CredentialChallenge.make(endorsementKey: ek, objectName: ak.name, credential: credential)
+    let challenge: JSON = [
+      "v": .number(Double(AttestationProtocol.version)), "credentialBlob": .string(Base64URL.encode(sealed.credentialBlob)),
+      "encryptedSecret": .string(Base64URL.encode(sealed.encryptedSecret)),
+    ]
+    let pending = PendingActivation(
+      attestationKey: request.attestationKey, credentialDigest: Array(SHA256.hash(data: credential)), endorsementKeyName: ek.name,
+      endorsementCertified: certified)
+    return (challenge, pending)
+  }
+
+  /// The attestation key, once the client's answer shows its TPM released the credential.
+  public static func activate(_ pending: PendingActivation, answer: JSON) throws(AttestationError) -> TPMPublic {
+    let message = try Message(answer, "answer")
+    let secret = try message.bytes("secret")
+    guard Array(SHA256.hash(data: secret)) == pending.credentialDigest else { throw .credentialNotReleased }
+    return try TPMPublic(tpm2b: pending.attestationKey)
+  }
+
+  /// Checks the evidence a binding or signing JWS carries for its key: certified by the
+  /// activated `attestationKey` over SHA-256 of the JWS's `challenge` (and `challenge` must be
+  /// the one the server sent when given), the key bound to its TPM, the JWS's `jwk` (when it
+  /// has one) that key, and the JWS's own signature made by it. Returns the key.
+  @discardableResult
+  public static func verify(jws: String, attestationKey: TPMPublic, challenge expected: String? = nil) throws(AttestationError)
+    -> P256.Signing.PublicKey
+  {
+    let token = try CompactJWS(jws)
+    guard let challenge = token.claims["challenge"]?.stringValue else { throw .malformed("the JWS has no challenge claim") }
+    if let expected, challenge != expected { throw .wrongNonce }
+    guard let claim = token.claims[AttestationProtocol.evidenceClaim] else { throw .noEvidence }
+    let message = try Message(claim, "tpmEvidence claim")
+    let evidence = KeyCertification(
+      attestation: try message.bytes("attest"), signature: try message.bytes("signature"),
+      attestationKey: try message.bytes("akPublic"), key: try message.bytes("keyPublic"))
+    var jwk: P256.Signing.PublicKey?
+    if case .object(let object)? = token.header["jwk"] { jwk = try CompactJWS.key(object) }
+    let key = try evidence.verify(
+      nonce: AttestationProtocol.nonce(challenge: challenge), activatedName: attestationKey.name, expectedKey: jwk)
+    guard token.verifies(with: key) else { throw .keyDiffersFromJWS }
+    return key
+  }
+}
+
+/// The members of one protocol message, each refusal naming the member.
+struct Message {
+  let object: JSONObject
+  let what: String
+
+  init(_ json: JSON, _ what: String) throws(AttestationError) {
+    guard case .object(let object) = json else { throw .malformed("the \(what) is not a JSON object") }
+    if let error = object["error"]?.stringValue { throw .clientCannotAttest(error) }
+    guard object["v"]?.numberValue == Double(AttestationProtocol.version) else {
+      throw .unsupported("the \(what) is not version \(AttestationProtocol.version)")
+    }
+    self.object = object
+    self.what = what
+  }
+
+  func text(_ name: String) throws(AttestationError) -> String {
+    guard let value = object[name]?.stringValue else { throw .malformed("the \(what) has no string \(name)") }
+    return value
+  }
+
+  func bytes(_ name: String) throws(AttestationError) -> [UInt8] {
+    guard let bytes = Base64URL.decode(try text(name)) else { throw .malformed("the \(what)'s \(name) is not base64url") }
+    return bytes
+  }
+
+  func optionalBytes(_ name: String) throws(AttestationError) -> [UInt8]? {
+    object[name] == nil ? nil : try bytes(name)
+  }
+}
+
+/// A compact ES256 JWS, as far as the verifier reads it.
+struct CompactJWS {
+  let header: JSONObject
+  let claims: JSONObject
+  let signingInput: [UInt8]
+  let signature: [UInt8]
+
+  init(_ text: String) throws(AttestationError) {
+    let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    guard parts.count == 3, let header = Base64URL.decode(parts[0]), let claims = Base64URL.decode(parts[1]),
+      let signature = Base64URL.decode(parts[2]), case .object(let headerObject)? = try? JSONParser.parse(header),
+      case .object(let claimsObject)? = try? JSONParser.parse(claims)
+    else { throw .malformed("not a compact JWS") }
+    guard headerObject["alg"]?.stringValue == "ES256" else { throw .unsupported("a JWS not signed with ES256") }
+    self.header = headerObject
+    self.claims = claimsObject
+    self.signingInput = Array((parts[0] + "." + parts[1]).utf8)
+    self.signature = signature
+  }
+
+  func verifies(with key: P256.Signing.PublicKey) -> Bool {
+    guard let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+    return key.isValidSignature(parsed, for: signingInput)
+  }
+
+  /// An EC P-256 JWK's key.
+  static func key(_ jwk: JSONObject) throws(AttestationError) -> P256.Signing.PublicKey {
+    guard jwk["kty"]?.stringValue == "EC", jwk["crv"]?.stringValue == "P-256", let x = jwk["x"]?.stringValue.flatMap(Base64URL.decode),
+      let y = jwk["y"]?.stringValue.flatMap(Base64URL.decode), x.count == 32, y.count == 32,
+      let key = try? P256.Signing.PublicKey(rawRepresentation: x + y)
+    else { throw .malformed("the JWS's jwk is not an EC P-256 key") }
+    return key
+  }
+}

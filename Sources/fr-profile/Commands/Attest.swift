@@ -1,0 +1,303 @@
+import ArgumentParser
+import Collectors
+import Crypto
+import Dispatch
+import DeviceBinding
+import ProfileCLI
+import ProfileJSON
+import TPMAttestation
+import X509
+
+/// `fr-profile attest`: TPM attestation offline — the same documents a journey exchanges in its
+/// two HiddenValueCallback rounds and its JWS claim (README "TPM attestation"), as files. The
+/// client commands (request, answer) run on the device; the verifier commands (challenge,
+/// verify) wherever the server half runs.
+struct AttestCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "attest",
+    abstract: "Prove that bound keys live in this device's TPM (EK-rooted attestation), and verify such proofs.",
+    discussion: """
+      A verifier trusts a key only when its TPM's endorsement key (EK) is certified by a TPM \
+      manufacturer root it is configured with, an attestation key (AK) was shown to live in that \
+      same TPM (credential activation), and the AK certified the key (TPM2_Certify) over the \
+      server's challenge. In a journey this happens by itself when the server's script sends the \
+      attestation rounds; these commands do it with files:
+
+        device:   fr-profile attest request -o request.json
+        verifier: fr-profile attest challenge request.json --roots tpm-roots.pem --state state.json -o challenge.json
+        device:   fr-profile attest answer challenge.json -o answer.json
+        device:   fr-profile callback --tpm-evidence signing-step.json > answered.json
+        verifier: fr-profile attest verify --state state.json --answer answer.json jws.txt
+
+      EXAMPLES:
+        fr-profile attest request --tcti swtpm:host=127.0.0.1,port=2321
+        fr-profile attest verify --state state.json --answer answer.json --challenge "$CHALLENGE" jws.txt
+      """,
+    subcommands: [Request.self, Challenge.self, Answer.self, Verify.self]
+  )
+
+  /// The client options: the state directory (where the AK is kept) and the TPM.
+  struct ClientOptions: ParsableArguments {
+    @OptionGroup var options: ProfileOptions
+    @Option(
+      name: .customLong("tcti"),
+      help: ArgumentHelp(
+        "The TPM, in tpm2-tss's loader syntax (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
+    var tcti: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the JSON to FILE instead of stdout ('-': stdout).", valueName: "FILE"))
+    var output: String?
+
+    func attester() throws -> TPMAttester {
+      TPMAttester(tcti: try TPMExit.tcti(option: tcti), stateDirectory: try options.settings.keyStore().directory)
+    }
+  }
+
+  static let clientExits: [ExitStatus] = [.success, .usage, .dataError, .noInput, .cannotCreate, .ioError, .configuration] + ExitStatus.tpm
+
+  struct Request: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Print this TPM's endorsement key, its certificate and the attestation key (made once, kept in the state directory).",
+      discussion: """
+        The attestation key is made on first use and kept TPM-wrapped in \
+        <state-dir>/attestation-key.json (0600) with the name of the EK it belongs to. If the TPM \
+        was cleared or replaced since, the command says so and exits 81; --replace then makes a \
+        new attestation key (delete the server's records of this device's keys: they are gone).
+
+        \(ExitStatus.helpSection(AttestCommand.clientExits, [.success: "printed"]))
+
+        EXAMPLES:
+          fr-profile attest request -o request.json
+          fr-profile attest request --replace
+        """)
+
+    @OptionGroup var client: ClientOptions
+    @Flag(help: "Make a new attestation key even if one is kept (after the TPM was cleared or replaced).") var replace = false
+
+    func run() throws {
+      try reportingFailures {
+        let request: JSON
+        do { request = try client.attester().request(replace: replace) } catch let error as HardwareKeyError {
+          throw TPMExit.failure(error)
+        }
+        try AttestCommand.write(request, to: client.output)
+      }
+    }
+  }
+
+  struct Answer: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Answer a verifier's credential challenge: the TPM releases the credential only through its EK, for its AK.",
+      discussion: """
+        \(ExitStatus.helpSection(AttestCommand.clientExits, [.success: "printed", .dataError: "the challenge is not a challenge"]))
+
+        EXAMPLES:
+          fr-profile attest answer challenge.json -o answer.json
+        """)
+
+    @OptionGroup var client: ClientOptions
+    @Argument(help: ArgumentHelp("The challenge ('-': standard input).", valueName: "CHALLENGE")) var challenge: String
+
+    func run() throws {
+      try reportingFailures {
+        let document = try AttestCommand.readJSON(challenge)
+        let answer: JSON
+        do { answer = try client.attester().answer(document) } catch let error as HardwareKeyError {
+          if case .failed(let detail) = error, detail.contains("not a version 1 challenge") { throw Failure(.dataError, "\(challenge): \(detail).") }
+          throw TPMExit.failure(error)
+        }
+        try AttestCommand.write(answer, to: client.output)
+      }
+    }
+  }
+
+  static let verifierExits: [ExitStatus] = [.success, .negative, .usage, .dataError, .noInput, .cannotCreate, .ioError]
+
+  struct Challenge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Check a device's request and print a credential challenge sealed to its EK for its AK.",
+      discussion: """
+        The EK certificate must chain to one of the --roots (through --intermediates when the \
+        TPM holds only the leaf) and certify the EK; a TPM without a certificate is accepted only \
+        when its EK's name is given with --trusted-ek. The AK must be a restricted signing key of \
+        its TPM. The --state file keeps what 'attest verify' needs (no secret: the credential's \
+        SHA-256).
+
+        \(ExitStatus.helpSection(
+          AttestCommand.verifierExits,
+          [.success: "the challenge is printed", .negative: "the request is refused (the check is named)"]))
+
+        EXAMPLES:
+          fr-profile attest challenge request.json --roots tpm-roots.pem --state state.json -o challenge.json
+        """)
+
+    @Argument(help: ArgumentHelp("The device's request ('-': standard input).", valueName: "REQUEST")) var request: String
+    @Option(help: ArgumentHelp("PEM file of TPM manufacturer root certificates.", valueName: "FILE")) var roots: String?
+    @Option(help: ArgumentHelp("PEM file of their issuing CAs.", valueName: "FILE")) var intermediates: String?
+    @Option(
+      name: .customLong("trusted-ek"),
+      help: ArgumentHelp("An EK name (hex, 000b…) trusted without a certificate (repeatable).", valueName: "NAME"))
+    var trustedEndorsementKeys: [String] = []
+    @Option(help: ArgumentHelp("Where to write the verifier's state for 'attest verify'.", valueName: "FILE")) var state: String
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the challenge to FILE instead of stdout.", valueName: "FILE"))
+    var output: String?
+
+    func validate() throws {
+      guard roots != nil || !trustedEndorsementKeys.isEmpty else {
+        throw ValidationError("give --roots FILE (TPM manufacturer roots) or --trusted-ek NAME: nothing would be trusted.")
+      }
+      for name in trustedEndorsementKeys where AttestCommand.hex(name) == nil {
+        throw ValidationError("--trusted-ek \(name): write the EK's name in hex (000b followed by 64 hex digits).")
+      }
+    }
+
+    func run() throws {
+      try reportingFailures {
+        let parsed: AttestationRequest
+        do { parsed = try AttestationRequest(json: try AttestCommand.readJSON(request)) } catch let error as AttestationError {
+          throw AttestCommand.failure(error, file: request)
+        }
+        let verifier = AttestationVerifier(
+          roots: try AttestCommand.certificates(roots), intermediates: try AttestCommand.certificates(intermediates),
+          trustedEndorsementKeys: trustedEndorsementKeys.compactMap(AttestCommand.hex))
+        let result = try AttestCommand.blocking { () async throws(AttestationError) in try await verifier.challenge(for: parsed) }
+        try writeFileAtomically(state, JSONWriter.compact(result.pending.json) + "\n")
+        try AttestCommand.write(result.challenge, to: output)
+      }
+    }
+  }
+
+  struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Verify the TPM evidence a binding or signing JWS carries (claim tpmEvidence).",
+      discussion: """
+        Checks, each failing by name: the answer is the credential sealed to the EK (so the AK \
+        lives in that TPM); the AK certified the JWS's key (TPM2_Certify) over SHA-256 of the \
+        JWS's challenge, which is --challenge when given; the key was made in the TPM and never \
+        leaves it (fixedTPM, fixedParent, sensitiveDataOrigin); it is the JWS's jwk (binding) and \
+        it made the JWS's signature.
+
+        \(ExitStatus.helpSection(
+          AttestCommand.verifierExits,
+          [.success: "verified", .negative: "refused (the check is named)"]))
+
+        EXAMPLES:
+          fr-profile attest verify --state state.json --answer answer.json jws.txt
+          fr-profile attest verify --state state.json --answer answer.json --challenge "$CHALLENGE" --json - < jws.txt
+        """)
+
+    @Option(help: ArgumentHelp("The state 'attest challenge' wrote.", valueName: "FILE")) var state: String
+    @Option(help: ArgumentHelp("The device's answer to the challenge.", valueName: "FILE")) var answer: String
+    @Option(help: ArgumentHelp("The challenge the server sent with the callback (checked against the JWS's).", valueName: "TEXT"))
+    var challenge: String?
+    @Flag(help: "Print the verdict as JSON.") var json = false
+    @Argument(help: ArgumentHelp("The compact JWS ('-': standard input).", valueName: "JWS")) var jws: String
+
+    func run() throws {
+      try reportingFailures {
+        let pending: PendingActivation
+        do { pending = try PendingActivation(json: try AttestCommand.readJSON(state)) } catch let error as AttestationError {
+          throw AttestCommand.failure(error, file: state)
+        }
+        let answerDocument = try AttestCommand.readJSON(answer)
+        let token = String(decoding: try readInput(jws, limit: 1 << 20), as: UTF8.self).filter { !$0.isWhitespace }
+        let key: P256KeyText
+        let ak: TPMPublic
+        do throws(AttestationError) { ak = try AttestationVerifier.activate(pending, answer: answerDocument) } catch {
+          throw AttestCommand.failure(error, file: answer)
+        }
+        do throws(AttestationError) {
+          key = P256KeyText(try AttestationVerifier.verify(jws: token, attestationKey: ak, challenge: challenge))
+        } catch {
+          throw AttestCommand.failure(error, file: nil)
+        }
+        let ekName = AttestCommand.hex(pending.endorsementKeyName)
+        if json {
+          try printOutput(
+            JSONWriter.compact([
+              "verified": true, "ekName": .string(ekName), "ekCertified": .bool(pending.endorsementCertified),
+              "key": ["kty": "EC", "crv": "P-256", "x": .string(key.x), "y": .string(key.y)],
+            ]) + "\n")
+        } else {
+          try printOutput(
+            "verified: the JWS's key (x \(key.x)) was made in the TPM whose endorsement key is \(ekName) "
+              + "(\(pending.endorsementCertified ? "certificate chained to a configured root" : "trusted by name")) and cannot leave it.\n")
+        }
+      }
+    }
+  }
+
+  // MARK: -
+
+  struct P256KeyText {
+    var x: String
+    var y: String
+    init(_ key: P256.Signing.PublicKey) {
+      let raw = Array(key.rawRepresentation)
+      x = Base64URL.encode(raw.prefix(32))
+      y = Base64URL.encode(raw.suffix(32))
+    }
+  }
+
+  /// A verifier's refusal: exit 1 naming the check; malformed input: exit 65 naming the file.
+  static func failure(_ error: AttestationError, file: String?) -> Failure {
+    switch error {
+    case .malformed, .unsupported:
+      Failure(.dataError, (file.map { "\($0): " } ?? "") + error.description + ".")
+    default:
+      Failure(.negative, "refused: \(error.description).")
+    }
+  }
+
+  static func readJSON(_ path: String) throws -> JSON {
+    let bytes = try readInput(path, limit: 1 << 20)
+    do { return try JSONParser.parse(bytes) } catch {
+      throw Failure(.dataError, "\(path == "-" ? "standard input" : path): not JSON (\(error)).")
+    }
+  }
+
+  static func certificates(_ path: String?) throws -> [Certificate] {
+    guard let path else { return [] }
+    do { return try EndorsementCertificate.certificates(pem: String(decoding: try readInput(path, limit: 4 << 20), as: UTF8.self)) } catch
+      let error as AttestationError
+    {
+      throw Failure(.dataError, "\(path): \(error.description).")
+    }
+  }
+
+  static func write(_ document: JSON, to output: String?) throws {
+    let text = JSONWriter.compact(document) + "\n"
+    if let output, output != "-" { try writeFileAtomically(output, text) } else { try printOutput(text) }
+  }
+
+  static func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef")
+    return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+  }
+
+  static func hex(_ text: String) -> [UInt8]? {
+    let digits = Array(text.lowercased())
+    guard digits.count == 68, digits.allSatisfy(\.isHexDigit) else { return nil }
+    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+  }
+
+  /// Runs the verifier's asynchronous certificate check to its end (swift-certificates'
+  /// validator is async; nothing else in this process is).
+  static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws(AttestationError) -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+      do throws(AttestationError) { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+      done.signal()
+    }
+    done.wait()
+    switch box.result! {
+    case .success(let value): return value
+    case .failure(let error): throw failure(error, file: nil)
+    }
+  }
+}
+
+/// Where the task of `AttestCommand.blocking` leaves its result (read after the semaphore).
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+  var result: Result<T, AttestationError>?
+}
