@@ -193,7 +193,7 @@ let package = Package(
     .testTarget(
       name: "CLITests",
       dependencies: [
-        "ProfileJSON", "DeviceMatch", "COpenSSL", "SWTPMSupport", "TPMKeys",
+        "ProfileJSON", "DeviceMatch", "COpenSSL", "SWTPMSupport", "TPMKeys", "TPMAttestation",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures", "Support/pty-drive.py"]

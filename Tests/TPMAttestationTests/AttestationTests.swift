@@ -125,37 +125,9 @@ struct AttestationTests {
     #expect(try device.context.endorsementCertificate() == nil)
   }
 
-  /// A TPM state made by `swtpm_setup` as a manufacturer would: RSA 2048 and P-384 EKs with
-  /// certificates in NV, signed by a local CA. Its configuration and CA live in `directory`
-  /// (never /etc or /var/lib). Returns the state directory and the CA's root certificate.
   func manufacture(in directory: String) throws -> (state: String, root: String) {
-    let state = directory + "/state"
-    let ca = directory + "/ca"
-    try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-    try FileManager.default.createDirectory(atPath: ca, withIntermediateDirectories: true)
-    try "statedir = \(ca)\nsigningkey = \(ca)/signkey.pem\nissuercert = \(ca)/issuercert.pem\ncertserial = \(ca)/certserial\n"
-      .write(toFile: directory + "/localca.conf", atomically: true, encoding: .utf8)
-    try "--platform-manufacturer fr-profile-test\n--platform-version 2.1\n--platform-model swtpm\n"
-      .write(toFile: directory + "/localca.options", atomically: true, encoding: .utf8)
-    try """
-    create_certs_tool = /usr/bin/swtpm_localca
-    create_certs_tool_config = \(directory)/localca.conf
-    create_certs_tool_options = \(directory)/localca.options
-    active_pcr_banks = sha256
-
-    """.write(toFile: directory + "/setup.conf", atomically: true, encoding: .utf8)
-    let setup = Process()
-    setup.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm_setup")
-    setup.arguments = [
-      "--tpm2", "--tpmstate", state, "--create-ek-cert", "--create-platform-cert", "--config", directory + "/setup.conf",
-      "--overwrite",
-    ]
-    setup.standardOutput = FileHandle.nullDevice
-    setup.standardError = FileHandle.nullDevice
-    try setup.run()
-    setup.waitUntilExit()
-    #expect(setup.terminationStatus == 0, "swtpm_setup failed")
-    return (state, ca + "/swtpm-localca-rootca-cert.pem")
+    let made = try SWTPM.manufacture(in: directory)
+    return (made.state, made.root)
   }
 
   @Test("a manufactured TPM: its RSA EK certificate is read from NV and certifies the RSA EK, and a credential sealed to that EK opens")

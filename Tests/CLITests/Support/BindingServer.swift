@@ -15,7 +15,11 @@ protocol CustomTree: AnyObject, Sendable {
 ///
 /// Trees (authIndexValue): `Bind` = Username → Password → Device Binding → success;
 /// `Sign` = Username → Password → Device Signing Verifier → success; `SignUsernameless` =
-/// Device Signing Verifier alone (userId ""), the user found by `sub`. A client error or a
+/// Device Signing Verifier alone (userId ""), the user found by `sub`. With TPM attestation
+/// (Scripted Decision nodes running am/fr-tpm-attestation.js under Rhino, `AMScript`):
+/// `AttestedBind` = Username → Password → script → Device Binding → Device Signing Verifier →
+/// script; `AttestedSign` = Username → Password → script → Device Signing Verifier → script.
+/// The signing node leaves its JWS in transient state (`DeviceSigningVerifierNode.JWT`), as AM's does. A client error or a
 /// failed check ends in 401 and an outcome in `outcomes`. Also serves AM's
 /// `DELETE …/users/{userId}/devices/2fa/binding/{kid}`.
 final class BindingServer: CustomTree, @unchecked Sendable {
@@ -54,13 +58,30 @@ final class BindingServer: CustomTree, @unchecked Sendable {
   private var decisions: [String] = []
   private var received: [String] = []
 
+  /// The attestation script's configuration (FR_TPM_ATTESTATION_CONFIG: roots, intermediates,
+  /// trusted EK names).
+  var attestationConfig: JSON = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": []]
+  /// The scripts' shared state at the end of each attested journey.
+  var sharedStates: [[String: String]] { lock.withLock { finishedStates } }
+  private var finishedStates: [[String: String]] = []
+
   private struct Session {
-    enum Stage { case username, password, binding, signing }
+    enum Stage { case username, password, binding, signing, script }
+    enum Node { case binding, signing, script }
     var tree: String
     var stage: Stage
     var user: User?
     var challenge = ""
+    /// The nodes after the password, in order.
+    var plan: [Node] = []
+    var sharedState: [String: String] = [:]
+    var transientState: [String: String] = [:]
   }
+
+  private static let plans: [String: [Session.Node]] = [
+    "Bind": [.binding], "Sign": [.signing], "AttestedBind": [.script, .binding, .signing, .script],
+    "AttestedSign": [.script, .signing, .script],
+  ]
 
   /// What the nodes decided, in order: "binding: success", "signing: INVALID_SIGNATURE",
   /// "binding: clientError Unsupported", "signing: keyNotFound", …
@@ -116,19 +137,8 @@ final class BindingServer: CustomTree, @unchecked Sendable {
         decide("wrong password")
         return (401, Self.failure)
       }
-      session.challenge = Self.challenge()
-      if session.tree == "Bind" {
-        session.stage = .binding
-        next = bindingCallback(user, challenge: session.challenge)
-      } else {
-        // The node goes straight to noDeviceRegistered for a known user without devices.
-        guard !(lock.withLock { devices[user.universalId] ?? [] }).isEmpty else {
-          decide("signing: noDeviceRegistered")
-          return (401, Self.failure)
-        }
-        session.stage = .signing
-        next = signingCallback(userId: user.universalId, challenge: session.challenge)
-      }
+      session.plan = Self.plans[session.tree] ?? [.signing]
+      return advance(authId, &session)
     case .binding:
       let user = session.user!
       let jws = input("DeviceBindingCallback", "jws")
@@ -148,7 +158,7 @@ final class BindingServer: CustomTree, @unchecked Sendable {
           kid: kid, jwk: jwk, deviceId: deviceId, deviceName: input("DeviceBindingCallback", "deviceName"))
         lock.withLock { devices[user.universalId, default: []].append(device) }
         decide("binding: success")
-        return success()
+        return advance(authId, &session)
       }
     case .signing:
       let jws = input("DeviceSigningVerifierCallback", "jws")
@@ -160,10 +170,82 @@ final class BindingServer: CustomTree, @unchecked Sendable {
       lock.withLock { received.append(jws) }
       let outcome = verifySigning(jws, challenge: session.challenge, knownUser: session.user)
       decide("signing: \(outcome)")
-      return outcome == "success" ? success() : (401, Self.failure)
+      guard outcome == "success" else { return (401, Self.failure) }
+      session.transientState["DeviceSigningVerifierNode.JWT"] = jws
+      return advance(authId, &session)
+    case .script:
+      let answered: [JSON] = callbacks.filter { $0["type"]?.stringValue == "HiddenValueCallback" }.map { callback in
+        let id = callback["output"]?.arrayValue?.first { $0["name"]?.stringValue == "id" }?["value"] ?? ""
+        let value = callback["input"]?.arrayValue?.first?["value"] ?? ""
+        return ["id": id, "value": value]
+      }
+      return runScript(authId, &session, callbacks: answered)
     }
     lock.withLock { sessions[authId] = session }
     return (200, step(authId, next))
+  }
+
+  /// Enters the next node of the session's plan; success when none is left.
+  private func advance(_ authId: String, _ session: inout Session) -> (Int, String) {
+    guard !session.plan.isEmpty else {
+      if Self.plans[session.tree]?.contains(.script) == true { lock.withLock { finishedStates.append(session.sharedState) } }
+      return success()
+    }
+    let node = session.plan.removeFirst()
+    let user = session.user!
+    let next: JSON
+    switch node {
+    case .binding:
+      session.challenge = Self.challenge()
+      session.stage = .binding
+      next = bindingCallback(user, challenge: session.challenge)
+    case .signing:
+      // The node goes straight to noDeviceRegistered for a known user without devices.
+      guard !(lock.withLock { devices[user.universalId] ?? [] }).isEmpty else {
+        decide("signing: noDeviceRegistered")
+        return (401, Self.failure)
+      }
+      session.challenge = Self.challenge()
+      session.stage = .signing
+      next = signingCallback(userId: user.universalId, challenge: session.challenge)
+    case .script:
+      session.stage = .script
+      return runScript(authId, &session, callbacks: [])
+    }
+    lock.withLock { sessions[authId] = session }
+    return (200, step(authId, next))
+  }
+
+  /// One run of the Scripted Decision node: its callbacks are sent, its outcome followed
+  /// ("true" to the next node, anything else a failure).
+  private func runScript(_ authId: String, _ session: inout Session, callbacks: [JSON]) -> (Int, String) {
+    let context: JSON = [
+      "sharedState": .object(JSONObject(session.sharedState.map { (key: $0.key, value: JSON.string($0.value)) })),
+      "transientState": .object(JSONObject(session.transientState.map { (key: $0.key, value: JSON.string($0.value)) })),
+      "callbacks": .array(callbacks), "config": attestationConfig,
+    ]
+    let result: JSON
+    do { result = try AMScript.run(context: context) } catch {
+      decide("attestation: error (\(error))")
+      return (500, #"{"code":500,"message":"script error"}"#)
+    }
+    for (key, value) in result["sharedState"]?.objectValue?.members ?? [] { session.sharedState[key] = value.stringValue }
+    if let sent = result["callbacks"]?.arrayValue, !sent.isEmpty {
+      let hidden = sent.map { callback in
+        Self.callback(
+          "HiddenValueCallback", [("value", callback["value"] ?? ""), ("id", callback["id"] ?? "")], inputs: ["IDToken1"])
+      }
+      lock.withLock { sessions[authId] = session }
+      return (200, JSONWriter.compact(["authId": .string(authId), "callbacks": .array(hidden)]))
+    }
+    let outcome = result["outcome"]?.stringValue ?? "none"
+    if outcome == "true" {
+      decide("attestation: true")
+      session.transientState = [:]
+      return advance(authId, &session)
+    }
+    decide("attestation: \(outcome) (\(session.sharedState["frTpmAttestation.refused"] ?? "no reason"))")
+    return (401, Self.failure)
   }
 
   // MARK: Verification

@@ -1,0 +1,346 @@
+import Foundation
+import ProfileJSON
+import SWTPMSupport
+import TPMAttestation
+import Testing
+
+/// TPM attestation end to end: swtpm manufactured with EK certificates (swtpm_setup and its local
+/// CA as the manufacturer), fr-profile as the device, and two verifiers that must agree — the
+/// Swift one (`fr-profile attest`, TPMAttestation) and the AM script am/fr-tpm-attestation.js run
+/// under Rhino with AM's bindings stubbed, inside the loopback AM's journeys.
+extension BindingCommandTests {
+  /// A manufactured TPM for one test: its swtpm, its CA's root and issuing certificates.
+  final class ManufacturedTPM {
+    let directory: String
+    let tpm: SWTPM
+    let root: String
+    let issuer: String
+
+    init() throws {
+      directory = try makeTemporaryDirectory("fr-profile-ek")
+      let made = try SWTPM.manufacture(in: directory)
+      tpm = try SWTPM(stateDirectory: made.state)
+      root = made.root
+      issuer = made.issuer
+    }
+
+    var tcti: String { tpm.tcti }
+    var rootsPEM: String { (try? String(contentsOfFile: root, encoding: .utf8)) ?? "" }
+    var issuerPEM: String { (try? String(contentsOfFile: issuer, encoding: .utf8)) ?? "" }
+    /// The AM script's configuration trusting this TPM's manufacturer.
+    var scriptConfig: JSON { ["rootsPem": .string(rootsPEM), "intermediatesPem": .string(issuerPEM), "trustedEkNames": []] }
+
+    deinit {
+      tpm.stop()
+      removeTemporaryDirectory(directory)
+    }
+  }
+
+  /// The claims of a compact JWS.
+  func claims(_ jws: String) throws -> JSON {
+    let parts = jws.split(separator: ".").map(String.init)
+    return try JSONParser.parse(try #require(Base64URL.decode(parts[1])))
+  }
+
+  /// The same JWS with its claims changed (its signature no longer matches them).
+  func changingClaims(_ jws: String, _ change: (inout JSONObject) -> Void) throws -> String {
+    let parts = jws.split(separator: ".").map(String.init)
+    var object = try #require(try claims(jws).objectValue)
+    change(&object)
+    return parts[0] + "." + Base64URL.encode(Array(JSONWriter.compact(.object(object)).utf8)) + "." + parts[2]
+  }
+
+  /// The AK the script activated, from the shared state it left.
+  func activatedKey(_ sharedState: [String: String]) throws -> TPMPublic {
+    let state = try JSONParser.parse(Array(try #require(sharedState["frTpmAttestation"]).utf8))
+    return try TPMPublic(tpm2b: try #require(state["akPublic"]?.stringValue.flatMap(Base64URL.decode)))
+  }
+
+  @Test("a journey binds in a manufactured TPM and signs with evidence the AM script and the Swift verifier both accept")
+  func attestedBindingJourney() throws {
+    let made = try ManufacturedTPM()
+    try withDevice { device in
+      try withServer({ $0.attestationConfig = made.scriptConfig }) { server, tree in
+        let result = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", made.tcti])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(tree.outcomes == ["attestation: true", "binding: success", "signing: success", "attestation: true"])
+        // Both JWSs carry evidence for their key, and the Swift verifier accepts it with the AK
+        // the script activated.
+        let ak = try activatedKey(try #require(tree.sharedStates.first))
+        #expect(tree.jwsReceived.count == 2)
+        for jws in tree.jwsReceived {
+          #expect(try claims(jws)["tpmEvidence"] != nil)
+          try AttestationVerifier.verify(jws: jws, attestationKey: ak)
+        }
+        // The key the script verified is the bound key.
+        let bound = try #require(tree.boundDevices("demo").first)
+        let key = try #require(tree.sharedStates.first?["frTpmAttestation.key"].flatMap(Base64URL.decode))
+        #expect(key == Array(try #require(bound.jwk["x"]?.stringValue.flatMap(Base64URL.decode)))
+          + Array(try #require(bound.jwk["y"]?.stringValue.flatMap(Base64URL.decode))))
+      }
+    }
+  }
+
+  @Test("a file key is refused by the AM script: at the request when keys are files, at the JWS when a file key signs")
+  func fileKeysAreRefusedByTheScript() throws {
+    let made = try ManufacturedTPM()
+    try withDevice { device in
+      try withServer({ $0.attestationConfig = made.scriptConfig }) { server, tree in
+        let files = try journey(server, device, tree: "AttestedBind", ["--key-store", "file", "--tcti", made.tcti])
+        #expect(files.status == 1, "\(files.stderr)")
+        #expect(files.stderr.contains("the server asks for TPM attestation and this device cannot give it"))
+        #expect(tree.outcomes.count == 1 && tree.outcomes[0].hasPrefix("attestation: false (the client cannot attest"))
+        #expect(tree.boundDevices("demo").isEmpty)
+        // A file key bound without attestation, then used where the TPM can attest: the
+        // activation succeeds, the file key's JWS has no evidence, the script refuses it.
+        #expect(try journey(server, device, tree: "Bind", ["--key-store", "file"]).status == 0)
+        let signed = try journey(server, device, tree: "AttestedSign", ["--tcti", made.tcti])
+        #expect(signed.status == 1, "\(signed.stderr)")
+        #expect(signed.stderr.contains("the key is not in the TPM, so its JWS carries no TPM evidence"))
+        #expect(Array(tree.outcomes.suffix(3)) == [
+          "attestation: true", "signing: success",
+          "attestation: false (the JWS carries no tpmEvidence claim (a file key, or a client that does not attest))",
+        ])
+      }
+    }
+  }
+
+  @Test("a TPM without an EK certificate is refused unless its EK is trusted by name (the ECC P-256 EK, ECDH in Rhino)")
+  func uncertifiedTPMNeedsItsEKByName() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    try withDevice { device in
+      let request = try run(["attest", "request", "--tcti", tpm.tcti] + device.arguments)
+      #expect(request.status == 0, "\(request.stderr)")
+      let parsed = try AttestationRequest(json: try JSONParser.parse(Array(request.stdout.utf8)))
+      #expect(parsed.endorsementKeyType == "eccP256" && parsed.endorsementCertificate == nil)
+      let name = try TPMPublic(tpm2b: parsed.endorsementKey).name.map { String(format: "%02x", $0) }.joined()
+      try withServer { server, tree in
+        let refused = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
+        #expect(refused.status == 1)
+        #expect(tree.outcomes == [
+          "attestation: false (the TPM sent no EK certificate and its endorsement key is not among the trusted ones)"
+        ])
+        tree.attestationConfig = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)]]
+        let trusted = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        #expect(Array(tree.outcomes.suffix(4)) == ["attestation: true", "binding: success", "signing: success", "attestation: true"])
+      }
+    }
+  }
+
+  /// The offline flow: request, challenge, answer, a binding answered by `callback
+  /// --tpm-evidence`. Returns the files and the binding JWS.
+  func offlineAttestation(_ made: ManufacturedTPM, _ device: Device, roots: String? = nil) throws -> (
+    state: String, answer: String, jws: String, request: String, challenge: String
+  ) {
+    let files = device.directory
+    let request = try run(["attest", "request", "--tcti", made.tcti, "-o", files + "/request.json"] + device.arguments)
+    #expect(request.status == 0, "\(request.stderr)")
+    let challenge = try run([
+      "attest", "challenge", files + "/request.json", "--roots", roots ?? made.root, "--intermediates", made.issuer, "--state",
+      files + "/state.json", "-o", files + "/challenge.json",
+    ])
+    #expect(challenge.status == 0, "\(challenge.stderr)")
+    let answer = try run(["attest", "answer", files + "/challenge.json", "--tcti", made.tcti, "-o", files + "/answer.json"] + device.arguments)
+    #expect(answer.status == 0, "\(answer.stderr)")
+    let bound = try run(
+      [
+        "callback", cliFixture("callbacks/device-binding.json"), "--key-store", "tpm", "--tcti", made.tcti, "--tpm-evidence", "--pin-file",
+        try device.pinFile("271828"),
+      ] + device.arguments, environment: device.environment)
+    #expect(bound.status == 0, "\(bound.stderr)")
+    let step = try JSONParser.parse(Array(bound.stdout.utf8))
+    let jws = try #require(step["callbacks"]?[0]?["input"]?[0]?["value"]?.stringValue)
+    try jws.write(toFile: files + "/jws.txt", atomically: true, encoding: .utf8)
+    return (files + "/state.json", files + "/answer.json", files + "/jws.txt", files + "/request.json", files + "/challenge.json")
+  }
+
+  @Test("offline: attest request, challenge, answer and verify accept a PIN key's evidence and name each refusal")
+  func offlineCommands() throws {
+    let made = try ManufacturedTPM()
+    try withDevice { device in
+      let files = try offlineAttestation(made, device)
+      let verify = ["attest", "verify", "--state", files.state, "--answer", files.answer]
+      let accepted = try run(verify + ["--challenge", "CS3+g40VkHXx+dN7rpnJKhrEAvwZaYgbaXoEcpO5twM=", "--json", files.jws])
+      #expect(accepted.status == 0, "\(accepted.stderr)")
+      #expect(try JSONParser.parse(Array(accepted.stdout.utf8))["ekCertified"] == true)
+      // Another journey's challenge: the evidence is replayed.
+      let replayed = try run(verify + ["--challenge", "another", files.jws])
+      #expect(replayed.status == 1 && replayed.stderr.contains("the attestation is for another nonce"))
+      // The claims changed to another challenge, evidence kept: the nonce check fails first.
+      let moved = device.directory + "/moved.txt"
+      try changingClaims(try String(contentsOfFile: files.jws, encoding: .utf8)) { $0["challenge"] = "another" }
+        .write(toFile: moved, atomically: true, encoding: .utf8)
+      #expect(try run(verify + [moved]).stderr.contains("another nonce"))
+      // An answer that is not the released credential.
+      try #"{"v":1,"secret":"AAAA"}"#.write(toFile: device.directory + "/bad-answer.json", atomically: true, encoding: .utf8)
+      let guessed = try run(["attest", "verify", "--state", files.state, "--answer", device.directory + "/bad-answer.json", files.jws])
+      #expect(guessed.status == 1 && guessed.stderr.contains("that TPM did not release it"))
+      // A verifier with another manufacturer's root refuses the request.
+      let other = try makeTemporaryDirectory("fr-profile-ek")
+      defer { removeTemporaryDirectory(other) }
+      let otherRoot = try SWTPM.manufacture(in: other).root
+      let untrusted = try run([
+        "attest", "challenge", files.request, "--roots", otherRoot, "--intermediates", made.issuer, "--state", device.directory + "/s2.json",
+      ])
+      #expect(untrusted.status == 1 && untrusted.stderr.contains("does not chain to a trusted TPM manufacturer root"), "\(untrusted.stderr)")
+      // Bad input names its file, exit 65.
+      let malformed = try run(["attest", "verify", "--state", files.jws, "--answer", files.answer, files.jws])
+      #expect(malformed.status == 65 && malformed.stderr.contains(files.jws))
+    }
+  }
+
+  @Test("an AK of a second TPM presented with the first TPM's EK certificate is never activated (CVE-2022-1053), by either verifier")
+  func anotherTPMsAttestationKeyIsNeverActivated() throws {
+    let made = try ManufacturedTPM()
+    let software = try SWTPM()
+    defer {
+      software.stop()
+      software.removeState()
+    }
+    try withDevice { device in
+      let files = try offlineAttestation(made, device)
+      // The software TPM's AK, presented with the manufactured TPM's EK and certificate.
+      let softwareState = device.directory + "/software-state"
+      let other = try run(["attest", "request", "--tcti", software.tcti, "--state-dir", softwareState])
+      #expect(other.status == 0, "\(other.stderr)")
+      var request = try #require(try JSONParser.parse(Array(try String(contentsOfFile: files.request, encoding: .utf8).utf8)).objectValue)
+      request["akPublic"] = try JSONParser.parse(Array(other.stdout.utf8))["akPublic"]
+      let forged = device.directory + "/forged.json"
+      try JSONWriter.compact(.object(request)).write(toFile: forged, atomically: true, encoding: .utf8)
+      let challenge = try run([
+        "attest", "challenge", forged, "--roots", made.root, "--intermediates", made.issuer, "--state", device.directory + "/forged-state.json",
+        "-o", device.directory + "/forged-challenge.json",
+      ])
+      #expect(challenge.status == 0, "\(challenge.stderr)")
+      // Neither TPM releases the credential: the software TPM lacks the EK, the real one the AK.
+      let bySoftware = try run(["attest", "answer", device.directory + "/forged-challenge.json", "--tcti", software.tcti, "--state-dir", softwareState])
+      #expect(bySoftware.status != 0)
+      let byReal = try run(["attest", "answer", device.directory + "/forged-challenge.json", "--tcti", made.tcti] + device.arguments)
+      #expect(byReal.status != 0)
+      // The AM script, given the same forged request, seals to the real EK too; an answer it did not
+      // release is refused.
+      let sent = try AMScript.run(context: [
+        "sharedState": [:], "transientState": [:], "config": made.scriptConfig,
+        "callbacks": [["id": "frTpmAttestationRequest", "value": .string(JSONWriter.compact(.object(request)))]],
+      ])
+      #expect(sent["callbacks"]?[0]?["id"] == "frTpmAttestationChallenge")
+      let refused = try AMScript.run(context: [
+        "sharedState": sent["sharedState"] ?? [:], "transientState": [:], "config": made.scriptConfig,
+        "callbacks": [["id": "frTpmAttestationChallenge", "value": #"{"v":1,"secret":"AAAA"}"#]],
+      ])
+      #expect(refused["outcome"] == "false")
+      #expect(refused["sharedState"]?["frTpmAttestation.refused"]?.stringValue?.contains("did not release") == true)
+    }
+  }
+
+  @Test("the Swift verifier and the AM script accept and refuse the same evidence")
+  func bothVerifiersAgree() throws {
+    let made = try ManufacturedTPM()
+    try withDevice { device in
+      let files = try offlineAttestation(made, device)
+      let jws = try String(contentsOfFile: files.jws, encoding: .utf8)
+      // The script activates the same AK (a challenge of its own, answered by the device).
+      let sent = try AMScript.run(context: [
+        "sharedState": [:], "transientState": [:], "config": made.scriptConfig,
+        "callbacks": [["id": "frTpmAttestationRequest", "value": .string(try String(contentsOfFile: files.request, encoding: .utf8))]],
+      ])
+      let challengeFile = device.directory + "/script-challenge.json"
+      try #require(sent["callbacks"]?[0]?["value"]?.stringValue).write(toFile: challengeFile, atomically: true, encoding: .utf8)
+      let answered = try run(["attest", "answer", challengeFile, "--tcti", made.tcti] + device.arguments)
+      #expect(answered.status == 0, "\(answered.stderr)")
+      let activated = try AMScript.run(context: [
+        "sharedState": sent["sharedState"] ?? [:], "transientState": [:], "config": made.scriptConfig,
+        "callbacks": [["id": "frTpmAttestationChallenge", "value": .string(answered.stdout)]],
+      ])
+      #expect(activated["outcome"] == "true")
+      let sharedState = activated["sharedState"] ?? [:]
+      let ak = try activatedKey(Dictionary(uniqueKeysWithValues: (sharedState.objectValue?.members ?? []).map { ($0.key, $0.value.stringValue ?? "") }))
+      func script(_ token: String) throws -> String? {
+        let result = try AMScript.run(context: [
+          "sharedState": sharedState, "transientState": ["DeviceSigningVerifierNode.JWT": .string(token)], "config": made.scriptConfig,
+          "callbacks": [],
+        ])
+        return result["outcome"] == "true" ? nil : result["sharedState"]?["frTpmAttestation.refused"]?.stringValue ?? "refused"
+      }
+      func swift(_ token: String) -> String? {
+        do { try AttestationVerifier.verify(jws: token, attestationKey: ak) } catch { return error.description }
+        return nil
+      }
+      let evidence = try #require(try claims(jws)["tpmEvidence"]?.objectValue)
+      func withEvidence(_ change: (inout JSONObject) -> Void) throws -> String {
+        try changingClaims(jws) { claims in
+          var changed = evidence
+          change(&changed)
+          claims["tpmEvidence"] = .object(changed)
+        }
+      }
+      let flipped = try #require(evidence["attest"]?.stringValue.flatMap(Base64URL.decode))
+      let otherKey = try run(["attest", "request", "--tcti", made.tcti, "--replace", "--state-dir", device.directory + "/other-state"])
+      let cases: [(String, String, String?)] = [
+        ("genuine", jws, nil),
+        ("replayed", try changingClaims(jws) { $0["challenge"] = "another" }, "another nonce"),
+        ("no evidence (a file key)", try changingClaims(jws) { $0["tpmEvidence"] = nil }, "no tpmEvidence"),
+        ("forged attestation", try withEvidence { $0["attest"] = .string(Base64URL.encode(flipped.dropLast() + [flipped.last! ^ 1])) }, "signature"),
+        (
+          "another AK", try withEvidence { $0["akPublic"] = try? JSONParser.parse(Array(otherKey.stdout.utf8))["akPublic"] },
+          "not activated"
+        ),
+        ("another key", try withEvidence { $0["keyPublic"] = $0["akPublic"] }, "another key"),
+      ]
+      for (name, token, expected) in cases {
+        let bySwift = swift(token)
+        let byScript = try script(token)
+        if let expected {
+          #expect(bySwift?.contains(expected) == true, "\(name): Swift says \(bySwift ?? "accepted")")
+          #expect(byScript?.contains(expected) == true, "\(name): the script says \(byScript ?? "accepted")")
+        } else {
+          #expect(bySwift == nil && byScript == nil, "\(name): \(bySwift ?? "") / \(byScript ?? "")")
+        }
+      }
+    }
+  }
+
+  @Test("a state directory copied to another TPM, or a TPM wiped, is detected (exit 81) and never answered with a new AK silently")
+  func changedTPMIsDetected() throws {
+    let made = try ManufacturedTPM()
+    let other = try SWTPM()
+    defer {
+      other.stop()
+      other.removeState()
+    }
+    try withDevice { device in
+      #expect(try run(["attest", "request", "--tcti", made.tcti] + device.arguments).status == 0)
+      let before = try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8)
+      #expect(fileMode(device.state + "/attestation-key.json") == 0o600)
+      let copied = try run(["attest", "request", "--tcti", other.tcti] + device.arguments)
+      #expect(copied.status == 81, "\(copied.stderr)")
+      #expect(copied.stderr.contains("endorsement key is not the one") && copied.stderr.contains("--replace"))
+      #expect(try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8) == before)
+      // Wiped: the same swtpm state directory made anew (new seeds).
+      made.tpm.stop()
+      let wipedDirectory = try makeTemporaryDirectory("fr-profile-wiped")
+      defer { removeTemporaryDirectory(wipedDirectory) }
+      let wiped = try SWTPM(stateDirectory: wipedDirectory)
+      defer { wiped.stop() }
+      let afterWipe = try run(["attest", "request", "--tcti", wiped.tcti] + device.arguments)
+      #expect(afterWipe.status == 81 && afterWipe.stderr.contains("replaced"), "\(afterWipe.stderr)")
+      // The way out: a new AK on purpose.
+      let replaced = try run(["attest", "request", "--replace", "--tcti", wiped.tcti] + device.arguments)
+      #expect(replaced.status == 0, "\(replaced.stderr)")
+      #expect(try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8) != before)
+    }
+  }
+}
+
+extension JSON {
+  /// The element at `index` of an array.
+  fileprivate subscript(index: Int) -> JSON? {
+    guard let items = arrayValue, items.indices.contains(index) else { return nil }
+    return items[index]
+  }
+}

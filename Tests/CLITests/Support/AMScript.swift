@@ -1,0 +1,47 @@
+import Foundation
+import ProfileJSON
+
+/// Runs a Scripted Decision node script the way AM's legacy engine does — Rhino with Java
+/// classes — through Tests/AMScript/harness.js, with AM's Action and HiddenValueCallback
+/// compiled from the stubs in Tests/AMScript/stubs (once per test process, into the build
+/// directory). Debian packages: rhino, openjdk-17-jdk-headless.
+enum AMScript {
+  static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().path
+  static let attestationScript = packageRoot + "/am/fr-tpm-attestation.js"
+  static let rhinoJar = "/usr/share/java/rhino.jar"
+
+  /// The compiled stubs (javac into <build>/am-script-stubs).
+  static let stubs: Result<String, ScriptError> = {
+    let directory = productsDirectory + "/am-script-stubs"
+    let sources = (FileManager.default.enumerator(atPath: packageRoot + "/Tests/AMScript/stubs")?.allObjects as? [String] ?? [])
+      .filter { $0.hasSuffix(".java") }.map { packageRoot + "/Tests/AMScript/stubs/" + $0 }
+    guard let compiled = try? CLITests.run(["-d", directory] + sources, executable: "/usr/bin/javac"), compiled.status == 0 else {
+      return .failure(ScriptError("javac failed on Tests/AMScript/stubs (is openjdk-17-jdk-headless installed?)"))
+    }
+    return .success(directory)
+  }()
+
+  struct ScriptError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+  }
+
+  /// Runs `script` once with `context` ({"sharedState", "transientState", "callbacks", "config"})
+  /// and returns the node's result ({"outcome", "callbacks", "sharedState", "log"}).
+  static func run(_ script: String = attestationScript, context: JSON) throws -> JSON {
+    let classes = try stubs.get()
+    let file = NSTemporaryDirectory() + "fr-profile-am-context-\(UUID().uuidString).json"
+    try JSONWriter.compact(context).write(toFile: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(atPath: file) }
+    let result = try CLITests.run(
+      [
+        "-cp", rhinoJar + ":" + classes, "org.mozilla.javascript.tools.shell.Main", packageRoot + "/Tests/AMScript/harness.js", script,
+        file,
+      ], executable: "/usr/bin/java")
+    guard result.status == 0, let parsed = try? JSONParser.parse(Array(result.stdout.utf8)) else {
+      throw ScriptError("the script did not run (status \(result.status)): \(result.stderr.prefix(2000))")
+    }
+    return parsed
+  }
+}

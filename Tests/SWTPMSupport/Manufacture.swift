@@ -1,0 +1,37 @@
+import Foundation
+
+extension SWTPM {
+  /// A TPM state made by `swtpm_setup` as a manufacturer would: RSA 2048 and P-384 EKs with
+  /// certificates in NV, signed by swtpm_localca's CA. Its configuration and CA live in
+  /// `directory` (never /etc or /var/lib). Returns the state directory, the CA's root
+  /// certificate and its issuing certificate (PEM paths).
+  public static func manufacture(in directory: String) throws -> (state: String, root: String, issuer: String) {
+    let state = directory + "/state"
+    let ca = directory + "/ca"
+    try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: ca, withIntermediateDirectories: true)
+    try "statedir = \(ca)\nsigningkey = \(ca)/signkey.pem\nissuercert = \(ca)/issuercert.pem\ncertserial = \(ca)/certserial\n"
+      .write(toFile: directory + "/localca.conf", atomically: true, encoding: .utf8)
+    try "--platform-manufacturer fr-profile-test\n--platform-version 2.1\n--platform-model swtpm\n"
+      .write(toFile: directory + "/localca.options", atomically: true, encoding: .utf8)
+    try """
+    create_certs_tool = /usr/bin/swtpm_localca
+    create_certs_tool_config = \(directory)/localca.conf
+    create_certs_tool_options = \(directory)/localca.options
+    active_pcr_banks = sha256
+
+    """.write(toFile: directory + "/setup.conf", atomically: true, encoding: .utf8)
+    let setup = Process()
+    setup.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm_setup")
+    setup.arguments = [
+      "--tpm2", "--tpmstate", state, "--create-ek-cert", "--create-platform-cert", "--config", directory + "/setup.conf",
+      "--overwrite",
+    ]
+    setup.standardOutput = FileHandle.nullDevice
+    setup.standardError = FileHandle.nullDevice
+    try setup.run()
+    setup.waitUntilExit()
+    guard setup.terminationStatus == 0 else { throw SWTPMError("swtpm_setup failed with status \(setup.terminationStatus)") }
+    return (state, ca + "/swtpm-localca-rootca-cert.pem", ca + "/issuercert.pem")
+  }
+}
