@@ -13,7 +13,7 @@ ARGS ?=
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt \
-  gcc strace tpm2-openssl
+  gcc strace tpm2-openssl rhino openjdk-17-jdk-headless
 PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch python3 time umockdev
 # Man pages and completions (packaging/gen-docs.py), the .deb and its checks (packaging/check-deb.sh).
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
@@ -172,6 +172,7 @@ install-files:
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/fr-profile
 	$(STRIP) $(DESTDIR)$(BINDIR)/fr-profile
 	install -m 0644 match-config.json $(DESTDIR)$(DATADIR)/fr-profile/match-config.json
+	install -D -m 0644 am/fr-tpm-attestation.js $(DESTDIR)$(DATADIR)/fr-profile/am/fr-tpm-attestation.js
 	for page in $(DOCS)/man/man1/*.1; do gzip -9n < $$page > $(DESTDIR)$(MANDIR)/man1/$${page##*/}.gz; \
 	  chmod 0644 $(DESTDIR)$(MANDIR)/man1/$${page##*/}.gz; done
 	install -m 0644 $(DOCS)/completions/fr-profile.bash $(DESTDIR)$(BASHCOMPDIR)/fr-profile

@@ -25,7 +25,7 @@ sed 's/^/  lintian: /' "$work/lintian.txt"
 
 # The file list.
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$work/files"
-for path in /usr/bin/fr-profile /usr/share/fr-profile/match-config.json \
+for path in /usr/bin/fr-profile /usr/share/fr-profile/match-config.json /usr/share/fr-profile/am/fr-tpm-attestation.js \
   /usr/share/man/man1/fr-profile.1.gz /usr/share/man/man1/fr-profile-collect.1.gz \
   /usr/share/man/man1/fr-profile-identifier.1.gz /usr/share/man/man1/fr-profile-tamper.1.gz \
   /usr/share/man/man1/fr-profile-match.1.gz /usr/share/man/man1/fr-profile-callback.1.gz \

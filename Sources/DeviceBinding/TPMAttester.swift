@@ -164,7 +164,8 @@ package final class TPMAttester: @unchecked Sendable {
       })
     else { return nil }
     guard let json = try? JSONParser.parse(bytes), let record = Record(json: json) else {
-      throw .failed(detail: "\(stateDirectory)/\(Self.fileName) is damaged; run 'fr-profile attest request --replace' to make a new attestation key")
+      throw .failed(
+        detail: "\(stateDirectory)/\(Self.fileName) is damaged; run 'fr-profile attest request --replace' to make a new attestation key")
     }
     return record
   }

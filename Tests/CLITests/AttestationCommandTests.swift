@@ -75,8 +75,9 @@ extension BindingCommandTests {
         // The key the script verified is the bound key.
         let bound = try #require(tree.boundDevices("demo").first)
         let key = try #require(tree.sharedStates.first?["frTpmAttestation.key"].flatMap(Base64URL.decode))
-        #expect(key == Array(try #require(bound.jwk["x"]?.stringValue.flatMap(Base64URL.decode)))
-          + Array(try #require(bound.jwk["y"]?.stringValue.flatMap(Base64URL.decode))))
+        #expect(
+          key == Array(try #require(bound.jwk["x"]?.stringValue.flatMap(Base64URL.decode)))
+            + Array(try #require(bound.jwk["y"]?.stringValue.flatMap(Base64URL.decode))))
       }
     }
   }
@@ -97,10 +98,11 @@ extension BindingCommandTests {
         let signed = try journey(server, device, tree: "AttestedSign", ["--tcti", made.tcti])
         #expect(signed.status == 1, "\(signed.stderr)")
         #expect(signed.stderr.contains("the key is not in the TPM, so its JWS carries no TPM evidence"))
-        #expect(Array(tree.outcomes.suffix(3)) == [
-          "attestation: true", "signing: success",
-          "attestation: false (the JWS carries no tpmEvidence claim (a file key, or a client that does not attest))",
-        ])
+        #expect(
+          Array(tree.outcomes.suffix(3)) == [
+            "attestation: true", "signing: success",
+            "attestation: false (the JWS carries no tpmEvidence claim (a file key, or a client that does not attest))",
+          ])
       }
     }
   }
@@ -121,9 +123,10 @@ extension BindingCommandTests {
       try withServer { server, tree in
         let refused = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
         #expect(refused.status == 1)
-        #expect(tree.outcomes == [
-          "attestation: false (the TPM sent no EK certificate and its endorsement key is not among the trusted ones)"
-        ])
+        #expect(
+          tree.outcomes == [
+            "attestation: false (the TPM sent no EK certificate and its endorsement key is not among the trusted ones)"
+          ])
         tree.attestationConfig = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)]]
         let trusted = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
         #expect(trusted.status == 0, "\(trusted.stderr)")
@@ -145,7 +148,8 @@ extension BindingCommandTests {
       files + "/state.json", "-o", files + "/challenge.json",
     ])
     #expect(challenge.status == 0, "\(challenge.stderr)")
-    let answer = try run(["attest", "answer", files + "/challenge.json", "--tcti", made.tcti, "-o", files + "/answer.json"] + device.arguments)
+    let answer = try run(
+      ["attest", "answer", files + "/challenge.json", "--tcti", made.tcti, "-o", files + "/answer.json"] + device.arguments)
     #expect(answer.status == 0, "\(answer.stderr)")
     let bound = try run(
       [
@@ -185,9 +189,11 @@ extension BindingCommandTests {
       defer { removeTemporaryDirectory(other) }
       let otherRoot = try SWTPM.manufacture(in: other).root
       let untrusted = try run([
-        "attest", "challenge", files.request, "--roots", otherRoot, "--intermediates", made.issuer, "--state", device.directory + "/s2.json",
+        "attest", "challenge", files.request, "--roots", otherRoot, "--intermediates", made.issuer, "--state",
+        device.directory + "/s2.json",
       ])
-      #expect(untrusted.status == 1 && untrusted.stderr.contains("does not chain to a trusted TPM manufacturer root"), "\(untrusted.stderr)")
+      #expect(
+        untrusted.status == 1 && untrusted.stderr.contains("does not chain to a trusted TPM manufacturer root"), "\(untrusted.stderr)")
       // Bad input names its file, exit 65.
       let malformed = try run(["attest", "verify", "--state", files.jws, "--answer", files.answer, files.jws])
       #expect(malformed.status == 65 && malformed.stderr.contains(files.jws))
@@ -213,12 +219,15 @@ extension BindingCommandTests {
       let forged = device.directory + "/forged.json"
       try JSONWriter.compact(.object(request)).write(toFile: forged, atomically: true, encoding: .utf8)
       let challenge = try run([
-        "attest", "challenge", forged, "--roots", made.root, "--intermediates", made.issuer, "--state", device.directory + "/forged-state.json",
+        "attest", "challenge", forged, "--roots", made.root, "--intermediates", made.issuer, "--state",
+        device.directory + "/forged-state.json",
         "-o", device.directory + "/forged-challenge.json",
       ])
       #expect(challenge.status == 0, "\(challenge.stderr)")
       // Neither TPM releases the credential: the software TPM lacks the EK, the real one the AK.
-      let bySoftware = try run(["attest", "answer", device.directory + "/forged-challenge.json", "--tcti", software.tcti, "--state-dir", softwareState])
+      let bySoftware = try run([
+        "attest", "answer", device.directory + "/forged-challenge.json", "--tcti", software.tcti, "--state-dir", softwareState,
+      ])
       #expect(bySoftware.status != 0)
       let byReal = try run(["attest", "answer", device.directory + "/forged-challenge.json", "--tcti", made.tcti] + device.arguments)
       #expect(byReal.status != 0)
@@ -259,7 +268,8 @@ extension BindingCommandTests {
       ])
       #expect(activated["outcome"] == "true")
       let sharedState = activated["sharedState"] ?? [:]
-      let ak = try activatedKey(Dictionary(uniqueKeysWithValues: (sharedState.objectValue?.members ?? []).map { ($0.key, $0.value.stringValue ?? "") }))
+      let ak = try activatedKey(
+        Dictionary(uniqueKeysWithValues: (sharedState.objectValue?.members ?? []).map { ($0.key, $0.value.stringValue ?? "") }))
       func script(_ token: String) throws -> String? {
         let result = try AMScript.run(context: [
           "sharedState": sharedState, "transientState": ["DeviceSigningVerifierNode.JWT": .string(token)], "config": made.scriptConfig,
@@ -285,7 +295,10 @@ extension BindingCommandTests {
         ("genuine", jws, nil),
         ("replayed", try changingClaims(jws) { $0["challenge"] = "another" }, "another nonce"),
         ("no evidence (a file key)", try changingClaims(jws) { $0["tpmEvidence"] = nil }, "no tpmEvidence"),
-        ("forged attestation", try withEvidence { $0["attest"] = .string(Base64URL.encode(flipped.dropLast() + [flipped.last! ^ 1])) }, "signature"),
+        (
+          "forged attestation", try withEvidence { $0["attest"] = .string(Base64URL.encode(flipped.dropLast() + [flipped.last! ^ 1])) },
+          "signature"
+        ),
         (
           "another AK", try withEvidence { $0["akPublic"] = try? JSONParser.parse(Array(otherKey.stdout.utf8))["akPublic"] },
           "not activated"

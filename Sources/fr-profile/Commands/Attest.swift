@@ -1,8 +1,8 @@
 import ArgumentParser
 import Collectors
 import Crypto
-import Dispatch
 import DeviceBinding
+import Dispatch
 import ProfileCLI
 import ProfileJSON
 import TPMAttestation
@@ -102,7 +102,9 @@ struct AttestCommand: ParsableCommand {
         let document = try AttestCommand.readJSON(challenge)
         let answer: JSON
         do { answer = try client.attester().answer(document) } catch let error as HardwareKeyError {
-          if case .failed(let detail) = error, detail.contains("not a version 1 challenge") { throw Failure(.dataError, "\(challenge): \(detail).") }
+          if case .failed(let detail) = error, detail.contains("not a version 1 challenge") {
+            throw Failure(.dataError, "\(challenge): \(detail).")
+          }
           throw TPMExit.failure(error)
         }
         try AttestCommand.write(answer, to: client.output)
@@ -257,9 +259,9 @@ struct AttestCommand: ParsableCommand {
 
   static func certificates(_ path: String?) throws -> [Certificate] {
     guard let path else { return [] }
-    do { return try EndorsementCertificate.certificates(pem: String(decoding: try readInput(path, limit: 4 << 20), as: UTF8.self)) } catch
-      let error as AttestationError
-    {
+    do {
+      return try EndorsementCertificate.certificates(pem: String(decoding: try readInput(path, limit: 4 << 20), as: UTF8.self))
+    } catch let error as AttestationError {
       throw Failure(.dataError, "\(path): \(error.description).")
     }
   }

@@ -301,7 +301,8 @@ extension StepAnswerer {
   private func cannotAttest() throws -> String? {
     let store = try binding.bindingKeyStore(try settings.userKeyStore(), environment: processEnvironment())
     guard store.createsHardwareKeys else {
-      return store.fallbackNote.map { "its keys are made as files: \($0)" } ?? "its keys are made as files (no TPM answers, or --key-store file)"
+      return store.fallbackNote.map { "its keys are made as files: \($0)" }
+        ?? "its keys are made as files (no TPM answers, or --key-store file)"
     }
     return nil
   }

@@ -1,9 +1,9 @@
 import Collectors
+import DeviceBinding
 import Journey
 import JourneyProfiler
 import ProfileCLI
 import ProfileJSON
-import DeviceBinding
 import TPMAttestation
 
 /// Answers the callbacks of each step: the user name and password from the options or the
