@@ -169,16 +169,26 @@ public struct AttestationVerifier: Sendable {
     guard let challenge = token.claims["challenge"]?.stringValue else { throw .malformed("the JWS has no challenge claim") }
     if let expected, challenge != expected { throw .wrongNonce }
     guard let claim = token.claims[AttestationProtocol.evidenceClaim] else { throw .noEvidence }
-    let message = try Message(claim, "tpmEvidence claim")
-    let evidence = KeyCertification(
-      attestation: try message.bytes("attest"), signature: try message.bytes("signature"),
-      attestationKey: try message.bytes("akPublic"), key: try message.bytes("keyPublic"))
     var jwk: P256.Signing.PublicKey?
     if case .object(let object)? = token.header["jwk"] { jwk = try CompactJWS.key(object) }
-    let key = try evidence.verify(
-      nonce: AttestationProtocol.nonce(challenge: challenge), activatedName: attestationKey.name, expectedKey: jwk)
+    let key = try verify(evidence: claim, challenge: challenge, attestationKey: attestationKey, expectedKey: jwk)
     guard token.verifies(with: key) else { throw .keyDiffersFromJWS }
     return key
+  }
+
+  /// Checks one evidence document (the `tpmEvidence` claim, or `fr-profile attest certify`'s
+  /// output): TPM2_Certify by the activated `attestationKey` over SHA-256 of `challenge`, of a key
+  /// bound to its TPM (and equal to `expectedKey` when given). Returns the key.
+  @discardableResult
+  public static func verify(
+    evidence: JSON, challenge: String, attestationKey: TPMPublic, expectedKey: P256.Signing.PublicKey? = nil
+  ) throws(AttestationError) -> P256.Signing.PublicKey {
+    let message = try Message(evidence, "evidence")
+    let certification = KeyCertification(
+      attestation: try message.bytes("attest"), signature: try message.bytes("signature"),
+      attestationKey: try message.bytes("akPublic"), key: try message.bytes("keyPublic"))
+    return try certification.verify(
+      nonce: AttestationProtocol.nonce(challenge: challenge), activatedName: attestationKey.name, expectedKey: expectedKey)
   }
 }
 

@@ -194,6 +194,20 @@ extension BindingCommandTests {
       ])
       #expect(
         untrusted.status == 1 && untrusted.stderr.contains("does not chain to a trusted TPM manufacturer root"), "\(untrusted.stderr)")
+      // The identity key, moved into the TPM, certified over a challenge of the verifier's.
+      let moved2 = try run(["identifier", "--move-to-tpm", "--tcti", made.tcti] + device.arguments)
+      #expect(moved2.status == 0, "\(moved2.stderr)")
+      let evidence = device.directory + "/identity-evidence.json"
+      let certified = try run(
+        ["attest", "certify", "--identity", "--challenge", "nonce-42", "--tcti", made.tcti, "-o", evidence] + device.arguments)
+      #expect(certified.status == 0, "\(certified.stderr)")
+      let byEvidence = try run(verify + ["--evidence", evidence, "--challenge", "nonce-42"])
+      #expect(byEvidence.status == 0 && byEvidence.stdout.hasPrefix("verified: the certified key"), "\(byEvidence.stderr)")
+      #expect(try run(verify + ["--evidence", evidence, "--challenge", "nonce-43"]).stderr.contains("another nonce"))
+      // A PIN key is certified only under its lock policy, through a signing.
+      let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
+      let pinKey = try run(["attest", "certify", kid, "--challenge", "x", "--tcti", made.tcti] + device.arguments)
+      #expect(pinKey.status == 1 && pinKey.stderr.contains("has a PIN"), "\(pinKey.stderr)")
       // Bad input names its file, exit 65.
       let malformed = try run(["attest", "verify", "--state", files.jws, "--answer", files.answer, files.jws])
       #expect(malformed.status == 65 && malformed.stderr.contains(files.jws))

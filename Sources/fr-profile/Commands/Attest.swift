@@ -31,9 +31,10 @@ struct AttestCommand: ParsableCommand {
 
       EXAMPLES:
         fr-profile attest request --tcti swtpm:host=127.0.0.1,port=2321
+        fr-profile attest certify --identity --challenge "$CHALLENGE" -o evidence.json
         fr-profile attest verify --state state.json --answer answer.json --challenge "$CHALLENGE" jws.txt
       """,
-    subcommands: [Request.self, Challenge.self, Answer.self, Verify.self]
+    subcommands: [Request.self, Challenge.self, Answer.self, Certify.self, Verify.self]
   )
 
   /// The client options: the state directory (where the AK is kept) and the TPM.
@@ -108,6 +109,75 @@ struct AttestCommand: ParsableCommand {
           throw TPMExit.failure(error)
         }
         try AttestCommand.write(answer, to: client.output)
+      }
+    }
+  }
+
+  struct Certify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Print TPM evidence for the identity key or a bound key over a challenge (TPM2_Certify by the attestation key).",
+      discussion: """
+        The evidence document is the tpmEvidence claim a journey puts in its JWSs: the key's \
+        public area certified by the attestation key over SHA-256 of --challenge. Only keys used \
+        without a PIN are certified here: certifying a PIN key would try its PIN outside the key's \
+        lock policy ('fr-profile callback --tpm-evidence' signs under the policy). A verifier \
+        checks it with 'attest verify --evidence'.
+
+        \(ExitStatus.helpSection(
+          AttestCommand.clientExits + [.negative],
+          [.success: "printed", .negative: "no such key, or it is not in the TPM or has a PIN"]))
+
+        EXAMPLES:
+          fr-profile attest certify --identity --challenge "$CHALLENGE" -o evidence.json
+          fr-profile attest certify 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21 --challenge "$CHALLENGE"
+        """)
+
+    @OptionGroup var client: ClientOptions
+    @Argument(help: ArgumentHelp("A bound key's kid (or --identity).", valueName: "KID")) var kid: String?
+    @Flag(help: "Certify the identity key (device-key.tpm) instead of a bound key.") var identity = false
+    @Option(help: ArgumentHelp("The verifier's challenge.", valueName: "TEXT")) var challenge: String
+
+    func validate() throws {
+      guard (kid != nil) != identity else { throw ValidationError("name one key: a KID or --identity.") }
+    }
+
+    func run() throws {
+      try reportingFailures {
+        let settings = client.options.settings
+        let blob: [UInt8]
+        if identity {
+          let found: [UInt8]?
+          let store = try settings.keyStore()
+          do throws(IdentityError) { found = try store.tpmKeyBlob() } catch { throw Failure(error) }
+          guard let found else {
+            throw Failure(.negative, "the identity key is not in the TPM; 'fr-profile identifier --key-store tpm' moves it there.")
+          }
+          blob = found
+        } else {
+          let kid = kid ?? ""
+          let stored: StoredUserKey?
+          let store = try settings.userKeyStore(create: false)
+          do throws(KeyStoreError) { stored = try store.key(kid: kid) } catch {
+            throw BindingExit.failure(error)
+          }
+          guard let stored else { throw Failure(.negative, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
+          guard case .hardware(let key) = stored.material else {
+            throw Failure(.negative, "the key \(kid) is a file key: it is not in the TPM, and there is no evidence to give.")
+          }
+          guard !key.pinProtected else {
+            throw Failure(
+              .negative,
+              "the key \(kid) has a PIN: certify it through a signing ('fr-profile callback --tpm-evidence'), under its lock policy.")
+          }
+          blob = key.blob
+        }
+        let evidence: JSON
+        do { evidence = try client.attester().evidence(forKeyBlob: blob, authValue: [], challenge: challenge) } catch let error
+          as HardwareKeyError
+        {
+          throw TPMExit.failure(error)
+        }
+        try AttestCommand.write(evidence, to: client.output)
       }
     }
   }
@@ -192,7 +262,14 @@ struct AttestCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The challenge the server sent with the callback (checked against the JWS's).", valueName: "TEXT"))
     var challenge: String?
     @Flag(help: "Print the verdict as JSON.") var json = false
-    @Argument(help: ArgumentHelp("The compact JWS ('-': standard input).", valueName: "JWS")) var jws: String
+    @Option(help: ArgumentHelp("Verify an evidence document ('attest certify') instead of a JWS; needs --challenge.", valueName: "FILE"))
+    var evidence: String?
+    @Argument(help: ArgumentHelp("The compact JWS ('-': standard input).", valueName: "JWS")) var jws: String?
+
+    func validate() throws {
+      guard (jws != nil) != (evidence != nil) else { throw ValidationError("give a JWS or --evidence FILE (one of them).") }
+      if evidence != nil, challenge == nil { throw ValidationError("--evidence needs --challenge: the evidence is over it.") }
+    }
 
     func run() throws {
       try reportingFailures {
@@ -201,14 +278,19 @@ struct AttestCommand: ParsableCommand {
           throw AttestCommand.failure(error, file: state)
         }
         let answerDocument = try AttestCommand.readJSON(answer)
-        let token = String(decoding: try readInput(jws, limit: 1 << 20), as: UTF8.self).filter { !$0.isWhitespace }
+        let document = try evidence.map(AttestCommand.readJSON)
+        let token = try jws.map { String(decoding: try readInput($0, limit: 1 << 20), as: UTF8.self).filter { !$0.isWhitespace } }
         let key: P256KeyText
         let ak: TPMPublic
         do throws(AttestationError) { ak = try AttestationVerifier.activate(pending, answer: answerDocument) } catch {
           throw AttestCommand.failure(error, file: answer)
         }
         do throws(AttestationError) {
-          key = P256KeyText(try AttestationVerifier.verify(jws: token, attestationKey: ak, challenge: challenge))
+          if let document, let challenge {
+            key = P256KeyText(try AttestationVerifier.verify(evidence: document, challenge: challenge, attestationKey: ak))
+          } else {
+            key = P256KeyText(try AttestationVerifier.verify(jws: token ?? "", attestationKey: ak, challenge: challenge))
+          }
         } catch {
           throw AttestCommand.failure(error, file: nil)
         }
@@ -221,7 +303,7 @@ struct AttestCommand: ParsableCommand {
             ]) + "\n")
         } else {
           try printOutput(
-            "verified: the JWS's key (x \(key.x)) was made in the TPM whose endorsement key is \(ekName) "
+            "verified: the \(evidence == nil ? "JWS's key" : "certified key") (x \(key.x)) was made in the TPM whose endorsement key is \(ekName) "
               + "(\(pending.endorsementCertified ? "certificate chained to a configured root" : "trusted by name")) and cannot leave it.\n")
         }
       }
