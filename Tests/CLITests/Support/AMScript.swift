@@ -3,17 +3,17 @@ import ProfileJSON
 
 /// Runs a Scripted Decision node script the way AM's legacy engine does — Rhino with Java
 /// classes — through Tests/AMScript/harness.js, with AM's Action and HiddenValueCallback
-/// compiled from the stubs in Tests/AMScript/stubs (once per test process, into the build
-/// directory). Debian packages: rhino, openjdk-17-jdk-headless.
+/// compiled from the stubs in Tests/AMScript/stubs (once per test process, into the package's
+/// .build directory, whatever binary the tests run). Debian packages: rhino, openjdk-17-jdk-headless.
 enum AMScript {
   static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().path
   static let attestationScript = packageRoot + "/am/fr-tpm-attestation.js"
   static let rhinoJar = "/usr/share/java/rhino.jar"
 
-  /// The compiled stubs (javac into <build>/am-script-stubs).
+  /// The compiled stubs (javac into <package>/.build/am-script-stubs).
   static let stubs: Result<String, ScriptError> = {
-    let directory = productsDirectory + "/am-script-stubs"
+    let directory = packageRoot + "/.build/am-script-stubs"
     let sources = (FileManager.default.enumerator(atPath: packageRoot + "/Tests/AMScript/stubs")?.allObjects as? [String] ?? [])
       .filter { $0.hasSuffix(".java") }.map { packageRoot + "/Tests/AMScript/stubs/" + $0 }
     guard let compiled = try? CLITests.run(["-d", directory] + sources, executable: "/usr/bin/javac"), compiled.status == 0 else {
