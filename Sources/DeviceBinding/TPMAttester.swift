@@ -60,9 +60,6 @@ package final class TPMAttester: @unchecked Sendable {
     }
   }
 
-  /// The name of a key from its TPM2B_PUBLIC: nameAlg (SHA-256) ‖ SHA-256 of the area.
-  static func name(ofPublic tpm2b: [UInt8]) -> [UInt8] { [0x00, 0x0B] + Array(SHA256.hash(data: tpm2b.dropFirst(2))) }
-
   /// The first message: this TPM's EK (the certified one, `certifiedEndorsementKey`), its
   /// certificate and the AK — made now when there is none; with `replace`, made anew (after the
   /// TPM changed and the user chose to start over).
@@ -71,52 +68,49 @@ package final class TPMAttester: @unchecked Sendable {
     let lock = try Self.stateCall { () throws(StateDirectoryError) in try directory.lock() }
     defer { _ = lock }
     let existing = replace ? nil : try load(directory)
-    let (ekType, endorsementKey, certificate, newKey) = try tpm { (tpm) throws(TPMError) in
+    // The kept AK when it belongs to this TPM's EK (nil when it does not), else a new one.
+    let (ekType, endorsementKey, certificate, attestationKey) = try tpm { (tpm) throws(TPMError) in
       var (type, certificate) = try tpm.certifiedEndorsementKey()
       if let existing, existing.endorsementKeyType != type {
         type = existing.endorsementKeyType
         certificate = try tpm.endorsementCertificate(type)
       }
       let endorsementKey = try tpm.endorsementPublicArea(type)
-      if let existing, existing.endorsementKeyName == Self.name(ofPublic: endorsementKey) {
-        try tpm.verifyLoads(existing.attestationKey)
-        return (type, endorsementKey, certificate, nil as TPMKeyBlob?)
+      guard let existing else { return (type, endorsementKey, certificate, try tpm.createAttestationKey() as TPMKeyBlob?) }
+      guard existing.endorsementKeyName == TPMPublic.name(area: endorsementKey.dropFirst(2)) else {
+        return (type, endorsementKey, certificate, nil)
       }
-      return (type, endorsementKey, certificate, existing == nil ? try tpm.createAttestationKey() : nil)
+      try tpm.verifyLoads(existing.attestationKey)
+      return (type, endorsementKey, certificate, existing.attestationKey)
     }
-    let record: Record
-    if let newKey {
-      record = Record(endorsementKeyType: ekType, endorsementKeyName: Self.name(ofPublic: endorsementKey), attestationKey: newKey)
-      let bytes = Array(JSONWriter.compact(record.json).utf8)
-      _ = try Self.stateCall { () throws(StateDirectoryError) in try directory.write(Self.fileName, bytes, mode: 0o600, replace: true) }
-    } else if let existing, existing.endorsementKeyName == Self.name(ofPublic: endorsementKey) {
-      record = existing
-    } else {
+    guard let attestationKey else {
       throw .tpmChanged(
         detail:
           "this TPM's endorsement key is not the one the attestation key in \(stateDirectory)/\(Self.fileName) was made with: the TPM was replaced, or its endorsement hierarchy cleared"
       )
     }
-    var object: JSONObject = [
-      "v": 1, "ekType": .string(record.endorsementKeyType.rawValue), "ekPublic": .string(Base64URL.encode(endorsementKey)),
-      "akPublic": .string(Base64URL.encode(record.attestationKey.publicArea)),
-    ]
-    if let certificate { object["ekCertificate"] = .string(Base64URL.encode(certificate)) }
-    return .object(object)
+    if existing == nil {
+      let record = Record(
+        endorsementKeyType: ekType, endorsementKeyName: TPMPublic.name(area: endorsementKey.dropFirst(2)), attestationKey: attestationKey)
+      let bytes = Array(JSONWriter.compact(record.json).utf8)
+      _ = try Self.stateCall { () throws(StateDirectoryError) in try directory.write(Self.fileName, bytes, mode: 0o600, replace: true) }
+    }
+    return AttestationRequest(
+      endorsementKeyType: ekType.rawValue, endorsementKey: endorsementKey, endorsementCertificate: certificate,
+      attestationKey: attestationKey.publicArea
+    ).json
   }
 
   /// The answer to a challenge: the credential the TPM releases through its EK for the AK.
-  package func answer(_ challenge: JSON) throws(HardwareKeyError) -> JSON {
-    guard challenge["v"]?.numberValue == 1, let blob = challenge["credentialBlob"]?.stringValue.flatMap(Base64URL.decode),
-      let secret = challenge["encryptedSecret"]?.stringValue.flatMap(Base64URL.decode)
-    else { throw .failed(detail: "the attestation challenge is not a version 1 challenge with credentialBlob and encryptedSecret") }
+  package func answer(_ challenge: AttestationChallenge) throws(HardwareKeyError) -> JSON {
     let record = try existing()
     let released = try tpm { (tpm) throws(TPMError) in
       try tpm.activateCredential(
-        attestationKey: record.attestationKey, credentialBlob: blob, encryptedSecret: secret, endorsementKey: record.endorsementKeyType)
+        attestationKey: record.attestationKey, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret,
+        endorsementKey: record.endorsementKeyType)
     }
     activated = true
-    return ["v": 1, "secret": .string(Base64URL.encode(released))]
+    return AttestationAnswer(secret: released).json
   }
 
   /// The `tpmEvidence` claim for `key` (a TPM-wrapped key blob) over `challenge`.
@@ -129,10 +123,9 @@ package final class TPMAttester: @unchecked Sendable {
         blob, attestationKey: record.attestationKey, qualifyingData: nonce, keyAuthValue: authValue)
       return (blob, attestation, signature)
     }
-    return [
-      "v": 1, "attest": .string(Base64URL.encode(attestation)), "signature": .string(Base64URL.encode(signature)),
-      "akPublic": .string(Base64URL.encode(record.attestationKey.publicArea)), "keyPublic": .string(Base64URL.encode(blob.publicArea)),
-    ]
+    return KeyCertification(
+      attestation: attestation, signature: signature, attestationKey: record.attestationKey.publicArea, key: blob.publicArea
+    ).json
   }
 
   // MARK: -

@@ -1,4 +1,5 @@
 import Crypto
+import ProfileJSON
 
 /// What a client presents for one key: TPM2_Certify of the key by its attestation key, over
 /// the server's nonce, with both keys' public areas.
@@ -17,6 +18,22 @@ public struct KeyCertification: Sendable, Equatable {
     self.signature = signature
     self.attestationKey = attestationKey
     self.key = key
+  }
+
+  /// The evidence document (`AttestationProtocol`: the `tpmEvidence` claim).
+  public var json: JSON {
+    [
+      "v": .number(Double(AttestationProtocol.version)), "attest": .string(Base64URL.encode(attestation)),
+      "signature": .string(Base64URL.encode(signature)), "akPublic": .string(Base64URL.encode(attestationKey)),
+      "keyPublic": .string(Base64URL.encode(key)),
+    ]
+  }
+
+  public init(json: JSON) throws(AttestationError) {
+    let message = try Message(json, "evidence")
+    self.init(
+      attestation: try message.bytes("attest"), signature: try message.bytes("signature"),
+      attestationKey: try message.bytes("akPublic"), key: try message.bytes("keyPublic"))
   }
 
   /// Checks the certification the way the attestation anchors do, each check failing with its

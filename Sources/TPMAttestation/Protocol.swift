@@ -65,6 +65,44 @@ public struct AttestationRequest: Sendable, Equatable {
   }
 }
 
+/// The verifier's credential challenge: the contents of TPM2_MakeCredential's TPM2B_ID_OBJECT and
+/// TPM2B_ENCRYPTED_SECRET.
+public struct AttestationChallenge: Sendable, Equatable {
+  public var credentialBlob: [UInt8]
+  public var encryptedSecret: [UInt8]
+
+  public init(credentialBlob: [UInt8], encryptedSecret: [UInt8]) {
+    self.credentialBlob = credentialBlob
+    self.encryptedSecret = encryptedSecret
+  }
+
+  public var json: JSON {
+    [
+      "v": .number(Double(AttestationProtocol.version)), "credentialBlob": .string(Base64URL.encode(credentialBlob)),
+      "encryptedSecret": .string(Base64URL.encode(encryptedSecret)),
+    ]
+  }
+
+  public init(json: JSON) throws(AttestationError) {
+    let message = try Message(json, "challenge")
+    credentialBlob = try message.bytes("credentialBlob")
+    encryptedSecret = try message.bytes("encryptedSecret")
+  }
+}
+
+/// The client's answer to a challenge: the credential its TPM released.
+public struct AttestationAnswer: Sendable, Equatable {
+  public var secret: [UInt8]
+
+  public init(secret: [UInt8]) { self.secret = secret }
+
+  public var json: JSON { ["v": .number(Double(AttestationProtocol.version)), "secret": .string(Base64URL.encode(secret))] }
+
+  public init(json: JSON) throws(AttestationError) {
+    secret = try Message(json, "answer").bytes("secret")
+  }
+}
+
 /// What the verifier keeps between its challenge and the client's answer. Holds no secret: the
 /// credential is kept as its SHA-256 only, so the record may travel in AM's shared state.
 public struct PendingActivation: Sendable, Equatable {
@@ -139,10 +177,7 @@ public struct AttestationVerifier: Sendable {
     else { throw .attestationKeyNotRestricted }
     let credential = (0..<32).map { _ in UInt8.random(in: 0...255) }
     let sealed = try CredentialChallenge.make(endorsementKey: ek, objectName: ak.name, credential: credential)
-    let challenge: JSON = [
-      "v": .number(Double(AttestationProtocol.version)), "credentialBlob": .string(Base64URL.encode(sealed.credentialBlob)),
-      "encryptedSecret": .string(Base64URL.encode(sealed.encryptedSecret)),
-    ]
+    let challenge = AttestationChallenge(credentialBlob: sealed.credentialBlob, encryptedSecret: sealed.encryptedSecret).json
     let pending = PendingActivation(
       attestationKey: request.attestationKey, credentialDigest: Array(SHA256.hash(data: credential)), endorsementKeyName: ek.name,
       endorsementCertified: certified)
@@ -151,8 +186,7 @@ public struct AttestationVerifier: Sendable {
 
   /// The attestation key, once the client's answer shows its TPM released the credential.
   public static func activate(_ pending: PendingActivation, answer: JSON) throws(AttestationError) -> TPMPublic {
-    let message = try Message(answer, "answer")
-    let secret = try message.bytes("secret")
+    let secret = try AttestationAnswer(json: answer).secret
     guard Array(SHA256.hash(data: secret)) == pending.credentialDigest else { throw .credentialNotReleased }
     return try TPMPublic(tpm2b: pending.attestationKey)
   }
@@ -183,11 +217,7 @@ public struct AttestationVerifier: Sendable {
   public static func verify(
     evidence: JSON, challenge: String, attestationKey: TPMPublic, expectedKey: P256.Signing.PublicKey? = nil
   ) throws(AttestationError) -> P256.Signing.PublicKey {
-    let message = try Message(evidence, "evidence")
-    let certification = KeyCertification(
-      attestation: try message.bytes("attest"), signature: try message.bytes("signature"),
-      attestationKey: try message.bytes("akPublic"), key: try message.bytes("keyPublic"))
-    return try certification.verify(
+    return try KeyCertification(json: evidence).verify(
       nonce: AttestationProtocol.nonce(challenge: challenge), activatedName: attestationKey.name, expectedKey: expectedKey)
   }
 }

@@ -86,7 +86,10 @@ public struct TPMPublic: Sendable, Equatable {
   }
 
   /// The TPM's name of the object: nameAlg ‖ SHA-256(TPMT_PUBLIC).
-  public var name: [UInt8] { [0x00, 0x0B] + Array(SHA256.hash(data: area)) }
+  public var name: [UInt8] { Self.name(area: area) }
+
+  /// The name of the object whose TPMT_PUBLIC is `area` (nameAlg SHA-256).
+  public static func name<Area: Collection<UInt8>>(area: Area) -> [UInt8] { [0x00, 0x0B] + Array(SHA256.hash(data: Array(area))) }
 
   /// The uncompressed point 04 ‖ X ‖ Y, each coordinate padded to 32 bytes.
   func x963() throws(AttestationError) -> [UInt8] {

@@ -461,7 +461,7 @@ func publicPEM(_ der: [UInt8]) -> String {
   (try? P256.Signing.PublicKey(derRepresentation: der).pemRepresentation) ?? ""
 }
 
-func hexString<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
+package func hexString<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
   var out: [UInt8] = []
   out.reserveCapacity(bytes.underestimatedCount * 2)
   appendHex(bytes, to: &out)

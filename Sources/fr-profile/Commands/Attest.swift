@@ -100,12 +100,12 @@ struct AttestCommand: ParsableCommand {
 
     func run() throws {
       try reportingFailures {
-        let document = try AttestCommand.readJSON(challenge)
+        let document: AttestationChallenge
+        do { document = try AttestationChallenge(json: try AttestCommand.readJSON(challenge)) } catch let error as AttestationError {
+          throw AttestCommand.failure(error, file: challenge)
+        }
         let answer: JSON
         do { answer = try client.attester().answer(document) } catch let error as HardwareKeyError {
-          if case .failed(let detail) = error, detail.contains("not a version 1 challenge") {
-            throw Failure(.dataError, "\(challenge): \(detail).")
-          }
           throw TPMExit.failure(error)
         }
         try AttestCommand.write(answer, to: client.output)
@@ -294,7 +294,7 @@ struct AttestCommand: ParsableCommand {
         } catch {
           throw AttestCommand.failure(error, file: nil)
         }
-        let ekName = AttestCommand.hex(pending.endorsementKeyName)
+        let ekName = hexString(pending.endorsementKeyName)
         if json {
           try printOutput(
             JSONWriter.compact([
@@ -351,11 +351,6 @@ struct AttestCommand: ParsableCommand {
   static func write(_ document: JSON, to output: String?) throws {
     let text = JSONWriter.compact(document) + "\n"
     if let output, output != "-" { try writeFileAtomically(output, text) } else { try printOutput(text) }
-  }
-
-  static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef")
-    return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
   }
 
   static func hex(_ text: String) -> [UInt8]? {

@@ -284,8 +284,9 @@ extension StepAnswerer {
       guard let attester else {
         throw Failure(.cannotAnswer, "the server sent a TPM attestation challenge before its request round.")
       }
-      guard let challenge = try? JSONParser.parse(Array(value.utf8)) else {
-        throw Failure(.cannotAnswer, "the server's TPM attestation challenge is not JSON.")
+      let challenge: AttestationChallenge
+      do { challenge = try AttestationChallenge(json: try JSONParser.parse(Array(value.utf8))) } catch {
+        throw Failure(.cannotAnswer, ServerText.printable("the server's TPM attestation challenge is not one: \(error).", singleLine: true))
       }
       do { answer = try attester.answer(challenge) } catch { throw TPMExit.failure(error) }
       if settings.verbose { detail("answered the TPM attestation challenge: keys signed in this journey carry TPM evidence.") }
