@@ -46,7 +46,7 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
     case .timedOut: "timed out"
     case .badResponse: "the server's answer is not an AM authenticate response, or is too large"
     case .permission:
-      "permission problem (key or state directory mode/owner, or a directory on the way to it that others can write)"
+      "permission problem (key or state directory mode/owner, a directory on the way to it that others can write, or an --output file another user owns or could replace)"
     case .configuration: "configuration error (no state directory could be determined; FR_PROFILE_TCTI is not a TPM interface)"
     case .noTPM: "no usable TPM at --tcti (FR_PROFILE_TCTI, default device:/dev/tpmrm0)"
     case .foreignTPMKey: "a key was made by another TPM: the state directory was copied, or the TPM was cleared"

@@ -38,13 +38,13 @@ package struct OutputOptions: ParsableArguments {
   package var usePretty: Bool { pretty || (!compact && file == nil && standardOutputIsTerminal) }
 
   /// Writes `value` as JSON, followed by a newline.
-  package func emit(_ value: JSON) throws {
-    try emit(text: (usePretty ? JSONWriter.pretty(value) : JSONWriter.compact(value)) + "\n")
+  package func emit(_ value: JSON, mode: mode_t = 0o644) throws {
+    try emit(text: (usePretty ? JSONWriter.pretty(value) : JSONWriter.compact(value)) + "\n", mode: mode)
   }
 
   /// Writes `text` (already ending in a newline) to the file or stdout; a file gets `mode`
-  /// when given (0600 for a credential), see `writeFileAtomically`.
-  package func emit(text: String, mode: mode_t? = nil) throws {
+  /// (0600 for a credential), see `writeFileAtomically`.
+  package func emit(text: String, mode: mode_t = 0o644) throws {
     if let file { try writeFileAtomically(file, text, mode: mode) } else { try printOutput(text) }
   }
 }

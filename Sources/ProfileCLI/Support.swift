@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import Dispatch
 import Journey
 import SystemCalls
 
@@ -145,57 +146,40 @@ package func printOutput(_ text: String) throws {
   }
 }
 
-/// Writes `text` to `path` atomically: readers see the old file or the new one, whole.
+/// Writes `text` to `path` atomically, for the caller, with `mode` exactly (whatever the umask):
+/// readers see the old file or the new one, whole, and a crash leaves one of them.
 ///
-/// The directory is opened once and everything happens relative to it: the new file is an
-/// unnamed `O_TMPFILE` (else an `O_EXCL | O_NOFOLLOW` file with a random name), fsynced, linked
-/// under a random temporary name and renamed over `path`, then the directory is fsynced. No
-/// predictable name exists for another user to plant a link at. A `path` that exists and is
-/// not a regular file (a link, a FIFO, a device, a directory) is refused, not replaced. The
-/// new file keeps a replaced file's mode, and its owner and group where the caller may set
-/// them (root); a new file gets 0644 less the umask. Stale temporaries of earlier runs killed
-/// half-way (ours, older than a minute) are removed. With `mode` (0600 for a credential such
-/// as a session token) the file is created with that mode and a replaced file gets it too.
-package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? = nil) throws {
-  let slash = path.lastIndex(of: "/")
-  let directory = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
-  let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-  guard !name.isEmpty, name != ".", name != ".." else {
-    throw Failure(
-      .cannotCreate,
-      "cannot write \(path): not a file name. Name the file to write, e.g. --output \(path.hasSuffix("/") ? path : path + "/")profile.json."
-    )
-  }
-  let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-  guard dir >= 0 else {
-    throw Failure(
-      .cannotCreate, "cannot write \(path): \(errorText(errno)). Check that its directory exists and is writable.")
-  }
-  defer { close(dir) }
+/// The file is the caller's and nothing is inherited from a file it replaces (issue 29: a
+/// planted file once gave root's TPM key to its planter). So the directory must be one that only
+/// root or the caller can change — every directory on the way is checked as the state
+/// directory's ancestors are, OpenSSH's `safe_path` rule, with sticky `/tmp` allowed — and an
+/// existing `path` must be a regular file of the caller's: another user's file, a link, a FIFO,
+/// a device or a directory is refused, never replaced. The directory is opened once and
+/// everything happens relative to it: the new file is an unnamed `O_TMPFILE` (else an
+/// `O_EXCL | O_NOFOLLOW` file with a random name), fsynced, linked under a random temporary name
+/// and renamed over `path`, then the directory is fsynced. Stale temporaries of earlier runs
+/// killed half-way (ours, older than a minute) are removed.
+package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t = 0o644) throws {
+  let (directory, name) = try outputLocation(path)
   var existing = stat()
-  var replacing = false
-  if fstatat(dir, name, &existing, AT_SYMLINK_NOFOLLOW) == 0 {
+  if fstatat(directory.descriptor, name, &existing, AT_SYMLINK_NOFOLLOW) == 0 {
     guard existing.st_mode & S_IFMT == S_IFREG else {
       throw Failure(
         .cannotCreate,
         "cannot write \(path): it exists and is not a regular file (a link, FIFO, device or directory); fr-profile replaces only regular files. Remove it or choose another --output."
       )
     }
-    replacing = true
+    guard existing.st_uid == geteuid() else {
+      throw Failure(
+        .permission,
+        "cannot write \(path): it belongs to uid \(existing.st_uid), not to you (uid \(geteuid())); fr-profile never replaces another user's file. Remove it or choose another path."
+      )
+    }
   }
-  removeStaleOutputTemporaries(dir)
-  // The mode is exact, whatever the umask: the caller's, else a replaced file's (less setuid and
-  // setgid), else 0644.
-  let newMode = mode ?? (replacing ? existing.st_mode & 0o7777 & ~mode_t(S_ISUID | S_ISGID) : 0o644)
+  removeStaleOutputTemporaries(directory.descriptor)
   do throws(SystemCallError) {
     try writeAtomically(
-      Array(text.utf8), as: name, in: dir, mode: newMode, replace: true, temporaryPrefix: outputTemporaryPrefix
-    ) { (fd) throws(SystemCallError) in
-      guard replacing else { return }
-      if fchown(fd, existing.st_uid, existing.st_gid) != 0 && existing.st_uid == geteuid() {
-        _ = fchown(fd, uid_t.max, existing.st_gid)  // our file, another group: keep what we may
-      }
-    }
+      Array(text.utf8), as: name, in: directory.descriptor, mode: mode, replace: true, temporaryPrefix: outputTemporaryPrefix)
   } catch {
     switch error.call {
     case "openat": throw Failure(.cannotCreate, "cannot write \(path): \(errorText(error.errno)). Check that its directory is writable.")
@@ -203,6 +187,80 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t? =
     case "write", "fsync": throw Failure(.ioError, "cannot write \(path): \(errorText(error.errno)).")
     case "renameat": throw Failure(.cannotCreate, "cannot replace \(path): \(errorText(error.errno)).")
     default: throw Failure(.cannotCreate, "cannot write \(path): \(errorText(error.errno)).")
+    }
+  }
+}
+
+/// Reads a file the caller wrote for itself earlier (`attest challenge --state`) and trusts:
+/// the same directory checks as `writeFileAtomically`, and the file a regular file of the
+/// caller's that no one else may write. At most `limit` bytes.
+package func readOwnFile(_ path: String, limit: Int) throws -> [UInt8] {
+  let (directory, name) = try outputLocation(path)
+  let fd = openat(directory.descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+  guard fd >= 0 else {
+    let code = errno
+    if code == ELOOP { throw Failure(.permission, "cannot read \(path): it is a symbolic link; give the file itself.") }
+    throw Failure(.noInput, "cannot read \(path): \(errorText(code)).")
+  }
+  defer { close(fd) }
+  var info = stat()
+  guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+    throw Failure(.permission, "cannot read \(path): it is not a regular file.")
+  }
+  guard info.st_uid == geteuid() else {
+    throw Failure(
+      .permission,
+      "refusing \(path): it belongs to uid \(info.st_uid), not to you (uid \(geteuid())), who could have written anything in it. Use the file your own run wrote."
+    )
+  }
+  guard info.st_mode & 0o022 == 0 else {
+    throw Failure(
+      .permission,
+      "refusing \(path): others may write it (mode \(String(info.st_mode & 0o7777, radix: 8))). Run 'chmod go-w \(path)' if its content is yours, or write it again."
+    )
+  }
+  let bytes: [UInt8]
+  do throws(SystemCallError) { bytes = try readAll(fd, limit: limit + 1) } catch {
+    throw Failure(.ioError, "cannot read \(path): \(errorText(error.errno)).")
+  }
+  guard bytes.count <= limit else { throw Failure(.dataError, "\(path) is larger than \(limit) bytes.") }
+  return bytes
+}
+
+/// The directory of an output `path`, opened with the checks of a shared directory
+/// (`StateDirectory.open(shared:)`), and the file's name in it.
+private func outputLocation(_ path: String) throws -> (StateDirectory, String) {
+  let slash = path.lastIndex(of: "/")
+  let directoryPath = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
+  let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+  guard !name.isEmpty, name != ".", name != ".." else {
+    throw Failure(
+      .cannotCreate,
+      "cannot write \(path): not a file name. Name the file to write, e.g. --output \(path.hasSuffix("/") ? path : path + "/")profile.json."
+    )
+  }
+  do {
+    return (try StateDirectory.open(directoryPath, create: false, shared: true), name)
+  } catch {
+    switch error {
+    case .notSecure(let unsafe, .ancestorOwner(let uid)):
+      throw Failure(
+        .permission,
+        "refusing \(path): the directory \(unsafe) belongs to uid \(uid), who could replace or read what is written there. Choose a directory that only you or root can change."
+      )
+    case .notSecure(let unsafe, .ancestorWritable(let mode)):
+      throw Failure(
+        .permission,
+        "refusing \(path): the directory \(unsafe) (mode \(String(mode, radix: 8))) is writable by others, who could replace what is written there. Choose another directory, or run 'chmod go-w \(unsafe)'."
+      )
+    case .missing(let missing):
+      throw Failure(.cannotCreate, "cannot write \(path): \(missing) does not exist. Create the directory first.")
+    case .notADirectory(let what):
+      throw Failure(.cannotCreate, "cannot write \(path): \(what) is not a directory.")
+    case .cannotOpen(let what, let code):
+      throw Failure(code == EACCES ? .permission : .cannotCreate, "cannot write \(path): cannot open \(what): \(errorText(code)).")
+    default:
+      throw Failure(.cannotCreate, "cannot write \(path): its directory cannot be used (\(error)).")
     }
   }
 }
@@ -229,6 +287,18 @@ func removeStaleOutputTemporaries(_ dir: Int32) {
 }
 
 package var standardOutputIsTerminal: Bool { isatty(1) != 0 }
+
+/// Ends the process with exit 75 and `message` once `seconds` have passed: the bound on waits
+/// nothing else can interrupt — a TPM that stops answering mid-command (tpm2-tss's synchronous
+/// calls wait on a silent TCTI for ever), a PAM module that hangs. Ending there loses nothing:
+/// key files are replaced atomically, a PIN attempt's slot is taken before its PIN is tried,
+/// and the store's lock goes with the process.
+package func armWatchdog(after seconds: Double, _ message: String) {
+  DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+    writeStandardError("fr-profile: error: " + message + "\n")
+    _exit(ExitStatus.timedOut.rawValue)
+  }
+}
 
 /// All bytes of `path`, or of standard input for "-". Unreadable is EX_NOINPUT (66).
 package func readInput(_ path: String, limit: Int = 64 << 20) throws -> [UInt8] {

@@ -328,6 +328,17 @@ import Testing
     #expect(try mode(replaced) == 0o600)
     #expect(try String(contentsOfFile: replaced, encoding: .utf8).hasSuffix("}\n"))
 
+    // Issue 29: a token file nobody planted is refused, and keeps no token.
+    if canDropPrivileges {
+      let planted = directory + "/planted-token"
+      try "planted\n".write(toFile: planted, atomically: false, encoding: .utf8)
+      chmod(planted, 0o666)
+      chown(planted, 65534, 65534)
+      let refused = try run(journey + device + ["-o", planted], stdin: password + "\n")
+      #expect(refused.status == 77, "\(refused.stderr)")
+      #expect(try String(contentsOfFile: planted, encoding: .utf8) == "planted\n")
+    }
+
     try expectUsageError(journey + device + ["--pretty"], help: "fr-profile journey", contains: "--json")
   }
 }

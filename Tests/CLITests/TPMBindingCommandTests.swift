@@ -198,6 +198,18 @@ extension BindingCommandTests {
         #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
         let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
         let pem = device.directory + "/key.pem"
+        // Issue 29: nobody's file where the key goes is refused and never gets the key.
+        if canDropPrivileges {
+          chmod(device.directory, 0o755)  // nobody must reach the shared directory
+          let shared = device.directory + "/shared"
+          mkdir(shared, 0o1777)
+          chmod(shared, 0o1777)
+          let made = try run(["-c", "umask 0; : > \(shared)/key.pem"], executable: "/bin/sh", prefix: asNobody)
+          #expect(made.status == 0, "\(made.stderr)")
+          let refused = try run(["keys", "export", kid, "-o", shared + "/key.pem", "--state-dir", device.state])
+          #expect(refused.status == 77, "\(refused.stderr)")
+          #expect(try String(contentsOfFile: shared + "/key.pem", encoding: .utf8).isEmpty)
+        }
         let exported = try run(["keys", "export", kid, "-o", pem, "--state-dir", device.state])
         #expect(exported.status == 0, "\(exported.stderr)")
         #expect(fileMode(pem) == 0o600)

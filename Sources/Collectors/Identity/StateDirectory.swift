@@ -55,12 +55,17 @@ package final class StateDirectory {
   /// Opens (with `create`, first makes, mode 0700) the directory at `path` with the checks
   /// described on the type. A relative `path` is resolved against the current directory.
   /// Without `create`, a missing directory is `StateDirectoryError.missing`.
+  ///
+  /// With `shared`, the directory is one the caller writes an output file into (`--output`,
+  /// `attest challenge --state`), checked as an ancestor is instead of as a state directory: it
+  /// may be root's or the owner's, and writable by others only when sticky (`/tmp`), so no one
+  /// else can rename, replace or remove what is written there. `/` itself is allowed.
   package static func open(
-    _ path: String, create: Bool, owner: uid_t = geteuid()
+    _ path: String, create: Bool, owner: uid_t = geteuid(), shared: Bool = false
   ) throws(StateDirectoryError) -> StateDirectory {
     let absolute = absolutePath(path)
     var pending = components(absolute).reversed() as [String]
-    guard !pending.isEmpty else { throw .notSecure(path: absolute, reason: .rootDirectory) }
+    guard !pending.isEmpty || shared else { throw .notSecure(path: absolute, reason: .rootDirectory) }
     // The chain of open ancestors, their descriptors and paths at the same index; `..` pops
     // it. Two arrays of types collect instantiates anyway, not an array of a struct or tuple:
     // a new element type costs a collect one more runtime metadata instantiation.
@@ -99,7 +104,7 @@ package final class StateDirectory {
           // relative to the directory already checked; the state directory must not be one.
           var info = stat()
           guard fstatat(parent.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw .cannotOpen(path: here, errno: errno) }
-          guard info.st_mode & S_IFMT == S_IFLNK, !isLast else { throw .notADirectory(path: here) }
+          guard info.st_mode & S_IFMT == S_IFLNK, !isLast || shared else { throw .notADirectory(path: here) }
           hops += 1
           guard hops <= 40 else { throw .cannotOpen(path: here, errno: ELOOP) }
           guard let target = readLink(parent.fd, name), !target.isEmpty else { throw .cannotOpen(path: here, errno: errno) }
@@ -120,11 +125,12 @@ package final class StateDirectory {
       // The entry we passed through must be safe in its parent (the sticky-directory rule).
       do throws(StateDirectoryError) {
         try checkEntry(info, in: parent.fd, parentPath: parent.path.isEmpty ? "/" : parent.path, owner: owner)
-        if !isLast { try checkAncestor(fd, path: here, owner: owner, info: info) }
+        if !isLast || shared { try checkAncestor(fd, path: here, owner: owner, info: info) }
       } catch {
         close(fd)
         throw error
       }
+      if isLast && shared { return StateDirectory(path: absolute, descriptor: fd, owner: owner) }
       if isLast {
         guard info.st_uid == owner else {
           close(fd)
@@ -139,6 +145,14 @@ package final class StateDirectory {
         return StateDirectory(path: absolute, descriptor: fd, owner: owner)
       }
       chain.push(fd: fd, path: here)
+    }
+    // The path ended in "." or "..": for an output directory, where the walk stopped (checked
+    // as an ancestor on the way in).
+    if shared {
+      let last = chain.last
+      let fd = openat(last.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+      guard fd >= 0 else { throw .cannotOpen(path: last.path.isEmpty ? "/" : last.path, errno: errno) }
+      return StateDirectory(path: last.path.isEmpty ? "/" : last.path, descriptor: fd, owner: owner)
     }
     throw .notADirectory(path: absolute)
   }

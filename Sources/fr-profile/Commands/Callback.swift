@@ -87,7 +87,7 @@ extension FRProfile {
         settings.printDiagnostics(diagnostics)
         if answers.isEmpty {
           note("\(name): the step has no DeviceProfileCallback; passing it through unchanged.")
-          try format.emit(text: String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"))
+          try format.emit(text: String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"), mode: 0o600)
           return
         }
         for answer in answers where !answer.request.message.isEmpty {
@@ -96,7 +96,7 @@ extension FRProfile {
         for answer in answers {
           warnIfOversized(answer.size, subject: "the profile for callbacks[\(answer.index)]")
         }
-        try format.emit(.object(step.body))
+        try format.emit(.object(step.body), mode: 0o600)  // the authId continues the journey
       }
     }
 
@@ -127,7 +127,7 @@ extension FRProfile {
         throw BindingExit.failure(forAny: error)
       }
       settings.printDiagnostics(diagnostics)
-      try format.emit(.object(step.body))
+      try format.emit(.object(step.body), mode: 0o600)  // the authId continues the journey
     }
   }
 }

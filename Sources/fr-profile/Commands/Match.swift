@@ -47,12 +47,14 @@ extension FRProfile {
         may be at most 1 MiB.
 
         \(ExitStatus.helpSection(
-          [.success, .negative, .unknownDevice, .cannotAnswer, .usage, .dataError, .noInput, .ioError, .configuration],
+          [.success, .negative, .unknownDevice, .cannotAnswer, .usage, .dataError, .noInput, .cannotCreate, .ioError, .permission, .configuration],
           [
             .success: "true", .negative: "false", .unknownDevice: "unknownDevice",
             .cannotAnswer: "the script would throw (e.g. a location is missing)",
             .dataError: "INCOMING is larger than 16 MiB", .noInput: "a file cannot be read",
             .ioError: "the output cannot be written (e.g. a full disk)",
+            .cannotCreate: "the output file cannot be created (no such directory; a link, FIFO or device)",
+            .permission: "--output names another user's file, or a directory others can change",
             .configuration: "no usable match config (missing, not JSON, unknown key, too large)",
           ]))
         With --each or --summary the exit code is still the script's answer: the first stored \
