@@ -13,7 +13,7 @@ ARGS ?=
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt \
-  gcc strace tpm2-openssl rhino openjdk-17-jdk-headless
+  gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless
 PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch python3 time umockdev
 # Man pages and completions (packaging/gen-docs.py), the .deb and its checks (packaging/check-deb.sh).
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
@@ -80,7 +80,7 @@ lint:
 
 # In-process libFuzzer targets (README "Fuzzing"): `make fuzz` runs each for FUZZ_SECONDS;
 # `make test` replays the seed corpus and runs each for FUZZ_TEST_SECONDS.
-FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer
+FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer fuzz-tpm-wire
 FUZZ_SECONDS ?= 600
 FUZZ_TEST_SECONDS ?= 20
 # lld (shipped with the toolchain): gold fails on these binaries' debug info.

@@ -87,6 +87,7 @@ let package = Package(
         "CUdev",
         "ProfileJSON",
         "SystemCalls",
+        "TPMProtocol",
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
@@ -116,7 +117,7 @@ let package = Package(
         "Journey",
         "ProfileJSON",
         "SystemCalls",
-        "TPMAttestation",
+        "TPMProtocol",
         "TPMKeys",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -141,7 +142,7 @@ let package = Package(
     .target(
       name: "TPMKeys",
       dependencies: [
-        "CTSS2", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+        "CTSS2", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
     // Loaded with dlopen on first use (Sources/CTSS2/include/CTSS2.h). Building needs libtss2-dev.
@@ -149,10 +150,15 @@ let package = Package(
     // The verifier of TPM evidence (issue 21): credential challenges (MakeCredential in
     // software) and TPM2_Certify checks. Pure Swift over swift-crypto, no tpm2-tss: a server
     // links it without a TPM stack.
+    // What the device client and the verifier share: TPM 2.0 structures as the TPM marshals
+    // them (TPMT_PUBLIC, TPMS_ATTEST, our key file) with the one parser of them, and the
+    // attestation protocol's documents, callback ids, claim name and errors. Pure Swift.
+    .target(name: "TPMProtocol", dependencies: ["ProfileJSON", .product(name: "Crypto", package: "swift-crypto")]),
     .target(
       name: "TPMAttestation",
       dependencies: [
         "ProfileJSON",
+        "TPMProtocol",
         .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -218,6 +224,8 @@ let package = Package(
       path: "Fuzz/DeviceMatcher"),
     .executableTarget(
       name: "fuzz-journey-step", dependencies: ["FuzzSupport", "Journey", "ProfileJSON"], path: "Fuzz/JourneyStep"),
+    .executableTarget(
+      name: "fuzz-tpm-wire", dependencies: ["FuzzSupport", "TPMProtocol", "ProfileJSON"], path: "Fuzz/TPMWire"),
     .executableTarget(
       name: "fuzz-callback-answerer",
       dependencies: ["FuzzSupport", "Collectors", "Journey", "JourneyProfiler", "ProfileJSON"],

@@ -1,8 +1,8 @@
 import Crypto
 import Journey
 import ProfileJSON
-import TPMAttestation
 import TPMKeys
+import TPMProtocol
 
 #if canImport(Glibc)
   import Glibc
@@ -67,6 +67,8 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
   case wrongAuthValue
   /// The hardware's dictionary-attack lockout is active.
   case lockout
+  /// The lockout blocks a key through its parent (`TPMError.lockoutThroughParent`).
+  case lockoutThroughParent
   case failed(detail: String)
   /// The hardware's library cannot be loaded (tpm2-tss is opened with dlopen on first use):
   /// `soname`, the Debian package that ships it (`debian13Package` on Debian 13), dlerror's text.
@@ -82,6 +84,13 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
       "the TPM is in dictionary-attack lockout and refuses every key that has a PIN, whatever the PIN (the PIN was not tried): "
         + "failed authorizations on this TPM, by any user or by unclean shutdowns, reached its limit. It recovers after the "
         + "TPM's recovery time; its owner can clear it at once (tpm2_dictionarylockout --clear-lockout)"
+    case .lockoutThroughParent:
+      "the TPM is in dictionary-attack lockout, and this key was made under the persistent SRK at 0x81000001, which is not noDA "
+        + "(tpm2_createprimary's default attributes): the lockout blocks every key under it, with a PIN or without. It recovers "
+        + "after the TPM's recovery time, or its owner clears it (tpm2_dictionarylockout --clear-lockout). New keys are no longer "
+        + "made under such an SRK; to end this for good, re-create the SRK with noDA (tpm2_evictcontrol -c 0x81000001, then "
+        + "tpm2_createprimary -C o -G ecc -a 'fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt' "
+        + "-c srk.ctx and tpm2_evictcontrol -c srk.ctx 0x81000001) and bind again"
     case .failed(let detail): detail
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
       "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
@@ -178,12 +187,12 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
   }
 
   package func publicKey(of key: HardwareKey) throws(HardwareKeyError) -> P256.Signing.PublicKey {
-    do { return try TPMContext.publicKey(of: TPMKeyBlob(bytes: key.blob)) } catch { throw Self.mapped(error, tcti: tcti) }
+    do { return try TPMContext.publicKey(of: TPMKeyBlob.parsed(key.blob)) } catch { throw Self.mapped(error, tcti: tcti) }
   }
 
   package func sign(_ message: [UInt8], with key: HardwareKey, authValue: [UInt8]) throws(HardwareKeyError) -> [UInt8] {
     do {
-      let blob = try TPMKeyBlob(bytes: key.blob)
+      let blob = try TPMKeyBlob.parsed(key.blob)
       return try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.sign(message, with: blob, authValue: authValue) }
     } catch {
       throw Self.mapped(error, tcti: tcti)
@@ -199,6 +208,7 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
       .foreignKey(detail: "the key was made by another TPM (\(detail)): was the state directory copied from another machine?")
     case .authFailed: .wrongAuthValue
     case .lockout: .lockout
+    case .lockoutThroughParent: .lockoutThroughParent
     case .busy(let call, let detail): .failed(detail: "the TPM stayed busy (\(call): \(detail))")
     case .corrupt(let reason): .failed(detail: "the TPM key blob is corrupt (\(reason))")
     case .failed(let call, let detail): .failed(detail: "the TPM refused \(call): \(detail)")
@@ -321,6 +331,8 @@ extension DeviceBinder {
       return try attester.evidence(forKeyBlob: blob, authValue: authValue, challenge: challenge)
     } catch .lockout {
       throw BindingFailure(.abort, HardwareKeyError.lockout.description)
+    } catch .lockoutThroughParent {
+      throw BindingFailure(.abort, HardwareKeyError.lockoutThroughParent.description)
     }
   }
 
@@ -329,8 +341,8 @@ extension DeviceBinder {
   ) throws -> String {
     do {
       return try BindingJWS.sign(claims: claims, publicKey: publicKey, kid: kid, includeJWK: includeJWK, signer: signer)
-    } catch HardwareKeyError.lockout {
-      throw BindingFailure(.abort, HardwareKeyError.lockout.description)
+    } catch let error as HardwareKeyError where error == .lockout || error == .lockoutThroughParent {
+      throw BindingFailure(.abort, error.description)
     } catch let error as HardwareKeyError {
       throw error
     } catch let error as BindingFailure {

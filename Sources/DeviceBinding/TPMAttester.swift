@@ -1,8 +1,8 @@
 import Collectors
 import Crypto
 import ProfileJSON
-import TPMAttestation
 import TPMKeys
+import TPMProtocol
 
 /// The client half of TPM attestation (README "TPM attestation"): the request (the EK, its
 /// certificate, the attestation key), the answer to a verifier's credential challenge, and the
@@ -118,7 +118,7 @@ package final class TPMAttester: @unchecked Sendable {
     let record = try existing()
     let nonce = AttestationProtocol.nonce(challenge: challenge)
     let (blob, attestation, signature) = try tpm { (tpm) throws(TPMError) in
-      let blob = try TPMKeyBlob(bytes: key)
+      let blob = try TPMKeyBlob.parsed(key)
       let (attestation, signature) = try tpm.certify(
         blob, attestationKey: record.attestationKey, qualifyingData: nonce, keyAuthValue: authValue)
       return (blob, attestation, signature)

@@ -31,15 +31,10 @@ public enum ServerText {
     return result
   }
 
-  /// Whether `scalar` may change what a terminal shows beyond printing a character.
+  /// Whether `scalar` may change what a terminal shows beyond printing a character
+  /// (`PrintableText.isUnsafe`).
   public static func isUnsafe(_ scalar: Unicode.Scalar, singleLine: Bool = false) -> Bool {
-    switch scalar.value {
-    case 0x09: false
-    case 0x0A: singleLine
-    case 0x00...0x1F, 0x7F...0x9F: true
-    case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true  // bidi marks, embeddings, overrides, isolates
-    default: false
-    }
+    PrintableText.isUnsafe(scalar, singleLine: singleLine)
   }
 
   /// `value` with every string (member names included) passed through `hide`: for printing a

@@ -23,7 +23,9 @@ package enum Base64URL {
     return String(decoding: out, as: UTF8.self)
   }
 
-  /// Nil for characters outside the alphabet, padding, or an impossible length.
+  /// Nil for characters outside the alphabet, padding, an impossible length, or unused bits
+  /// that are not zero: one byte string has one spelling ("QQ" is "A"; "QR" is refused), so
+  /// nothing signed or compared can take two forms (RFC 4648 §3.5, issue 29).
   package static func decode(_ text: String) -> [UInt8]? {
     var values: [UInt8] = []
     for byte in text.utf8 {
@@ -36,7 +38,12 @@ package enum Base64URL {
       default: return nil
       }
     }
-    guard values.count % 4 != 1 else { return nil }
+    switch values.count % 4 {
+    case 1: return nil
+    case 2: guard values[values.count - 1] & 0x0F == 0 else { return nil }  // 12 bits for 8
+    case 3: guard values[values.count - 1] & 0x03 == 0 else { return nil }  // 18 bits for 16
+    default: break
+    }
     var out: [UInt8] = []
     var index = 0
     while index < values.count {

@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import TPMProtocol
 
 /// The server half of credential activation (TPM2_MakeCredential, done in software): a secret
 /// only the TPM holding the EK can release, and only for the object named `objectName` loaded
@@ -39,7 +40,7 @@ public enum CredentialChallenge {
       let point = Array(ephemeral.publicKey.x963Representation)
       let ephemeralX = Array(point[1..<33])
       seed = kdfe(z, label: "IDENTITY", partyU: ephemeralX, partyV: TPMPublic.padded(x))
-      encryptedSecret = sized(ephemeralX) + sized(Array(point[33..<65]))
+      encryptedSecret = TPMWriter.sized(ephemeralX) + TPMWriter.sized(Array(point[33..<65]))
     case .rsa(let modulus, let exponent):
       // A random seed of the name algorithm's size, sealed to the EK with OAEP.
       seed = (0..<32).map { _ in UInt8.random(in: 0...255) }
@@ -50,13 +51,13 @@ public enum CredentialChallenge {
     do {
       encIdentity = Array(
         try AES._CFB.encrypt(
-          sized(credential), using: SymmetricKey(data: symmetricKey), iv: AES._CFB.IV(ivBytes: [UInt8](repeating: 0, count: 16))))
+          TPMWriter.sized(credential), using: SymmetricKey(data: symmetricKey), iv: AES._CFB.IV(ivBytes: [UInt8](repeating: 0, count: 16))))
     } catch {
       throw .malformed("AES-CFB failed: \(error)")
     }
     let hmacKey = kdfa(seed, label: "INTEGRITY", contextU: [], contextV: [], bits: 256)
     let integrity = Array(HMAC<SHA256>.authenticationCode(for: encIdentity + objectName, using: SymmetricKey(data: hmacKey)))
-    return (sized(integrity) + encIdentity, encryptedSecret)
+    return (TPMWriter.sized(integrity) + encIdentity, encryptedSecret)
   }
 
   /// KDFa (SP 800-108 counter mode with HMAC-SHA-256): `bits` of output.

@@ -1,6 +1,8 @@
 import Crypto
 import CryptoExtras
+import ProfileJSON
 import SwiftASN1
+import TPMProtocol
 import X509
 
 /// The EK certificate check: the certificate a TPM's manufacturer stored in its NV chains to one
@@ -15,13 +17,16 @@ public enum EndorsementCertificate {
     _ der: [UInt8], endorsementKey: TPMPublic, roots: [Certificate], intermediates: [Certificate] = []
   ) async throws(AttestationError) {
     let leaf: Certificate
-    do { leaf = try Certificate(derEncoded: der) } catch { throw .malformed("the EK certificate is not DER X.509: \(error)") }
+    do { leaf = try Certificate(derEncoded: der) } catch {
+      throw .malformed("the EK certificate is not DER X.509: \(PrintableText.line("\(error)"))")
+    }
     var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
       RFC5280Policy()
       EKCertificatePolicy()
     }
     let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(intermediates))
-    guard case .validCertificate = result else { throw .ekCertificateUntrusted("\(result)") }
+    // The result describes the device's certificates (their names): printable, bounded.
+    guard case .validCertificate = result else { throw .ekCertificateUntrusted(PrintableText.line("\(result)", limit: 400)) }
     guard leaf.publicKey == (try certificateKey(endorsementKey)) else { throw .ekCertificateForAnotherKey }
   }
 

@@ -1,4 +1,5 @@
 import Crypto
+import TPMProtocol
 
 /// RSAES-OAEP encryption (RFC 8017, 7.1.1) with SHA-256, MGF1-SHA-256 and a label: how
 /// TPM2_MakeCredential seals its seed to an RSA endorsement key (label "IDENTITY\0", TPM 2.0

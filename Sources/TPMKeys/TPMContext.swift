@@ -3,6 +3,9 @@
 // (Inline /* TPM2_… */ comments name the TPM constants where their numbers are used.)
 import CTSS2
 import Crypto
+import TPMProtocol
+
+@_exported import struct TPMProtocol.TPMKeyBlob
 
 #if canImport(Glibc)
   import Glibc
@@ -125,15 +128,23 @@ public final class TPMContext {
 
   // MARK: - The storage primary key
 
-  /// The parent of our keys: the persistent SRK at 0x81000001 when the TPM has one, else the
-  /// ECC SRK re-created from the standard template (the same key every time, from the owner
-  /// hierarchy's seed). Returns its handle and whether it must be flushed after use.
-  private func storagePrimary(preferPersistent: Bool) throws(TPMError) -> (ESYS_TR, TPMKeyBlob.Parent) {
-    if preferPersistent {
+  /// The parent of our keys: the persistent SRK at 0x81000001 when the TPM has one that is
+  /// trustworthy (`trustworthySRK`), else the ECC SRK re-created from the standard template (the
+  /// same key every time, from the owner hierarchy's seed, noDA). `required` names the parent an
+  /// existing key was made under: that one or none. Returns its handle, which it is, and
+  /// whether it is noDA.
+  private func storagePrimary(required: TPMKeyBlob.Parent?) throws(TPMError) -> (ESYS_TR, TPMKeyBlob.Parent, noDA: Bool) {
+    if required != .templateSRK {
       var handle = ESYS_TR(ESYS_TR_NONE)
       let rc = frp_Esys_TR_FromTPMPublic(
         esys, frp_srk_persistent_handle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
-      if rc == TSS2_RC_SUCCESS { return (handle, .persistentSRK) }
+      if rc == TSS2_RC_SUCCESS {
+        let area = try? readPublic(handle)
+        // A key made earlier under the persistent SRK loads only there, whatever it is.
+        if required == .persistentSRK { return (handle, .persistentSRK, area?.has(.noDA) ?? false) }
+        if let area, Self.trustworthySRK(area) { return (handle, .persistentSRK, true) }
+        _ = frp_Esys_TR_Close(esys, &handle)
+      }
     }
     var template = TPM2B_PUBLIC()
     frp_srk_template(&template)
@@ -145,7 +156,28 @@ public final class TPMContext {
       esys, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
       &sensitive, &template, &outsideInfo, &pcrs, &handle, nil, nil, nil, nil)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_CreatePrimary", rc) }
-    return (handle, .templateSRK)
+    return (handle, .templateSRK, true)
+  }
+
+  /// Whether a persistent SRK may parent new keys: a storage key (restricted decrypt, not a
+  /// signing key) generated inside this TPM and never to leave it (fixedTPM, fixedParent,
+  /// sensitiveDataOrigin: so not an imported key whose private part someone knows), and noDA —
+  /// loading a child authorizes its parent, so a parent without noDA puts every key under it in
+  /// the TPM's dictionary-attack lockout, and another user's wrong PINs would block keys that
+  /// have none (issue 29). `tpm2_createprimary`'s default attributes lack noDA: such an SRK is
+  /// passed over for the template SRK.
+  static func trustworthySRK(_ area: TPMPublic) -> Bool {
+    area.has(.restricted) && area.has(.decrypt) && !area.has(.sign) && area.has(.fixedTPM) && area.has(.fixedParent)
+      && area.has(.sensitiveDataOrigin) && area.has(.noDA)
+  }
+
+  /// The public area of a loaded or persistent object (TPM2_ReadPublic).
+  func readPublic(_ handle: ESYS_TR) throws(TPMError) -> TPMPublic {
+    var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+    let rc = frp_Esys_ReadPublic(esys, handle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &outPublic, nil, nil)
+    defer { frp_Esys_Free(outPublic) }
+    guard rc == TSS2_RC_SUCCESS, let outPublic else { throw Self.error("Esys_ReadPublic", rc) }
+    do { return try TPMPublic(tpm2b: try Self.marshal(outPublic)) } catch { throw .corrupt(reason: "\(error)") }
   }
 
   private func release(_ handle: ESYS_TR, _ parent: TPMKeyBlob.Parent) {
@@ -154,13 +186,18 @@ public final class TPMContext {
   }
 
   func withParent<T>(_ kind: TPMKeyBlob.Parent?, _ body: (ESYS_TR) throws(TPMError) -> T) throws(TPMError) -> (T, TPMKeyBlob.Parent) {
-    let (handle, parent) = try storagePrimary(preferPersistent: kind != .templateSRK)
+    let (handle, parent, noDA) = try storagePrimary(required: kind)
     if let kind, kind != parent {
       release(handle, parent)
       throw .foreignKey(detail: "the key was made under the \(kind.rawValue) storage key, which this TPM does not have")
     }
     defer { release(handle, parent) }
-    return (try body(handle), parent)
+    do {
+      return (try body(handle), parent)
+    } catch .lockout where !noDA {
+      // Said as it is: the lockout reached this key through its parent, whatever its own PIN.
+      throw .lockoutThroughParent
+    }
   }
 
   // MARK: - Keys
@@ -266,7 +303,7 @@ public final class TPMContext {
   /// Makes the standard SRK persistent at 0x81000001 (what `tpm2_createprimary` +
   /// `tpm2_evictcontrol` provisioning does); a no-op when one is there.
   public func persistStorageKey() throws(TPMError) {
-    let (handle, parent) = try storagePrimary(preferPersistent: true)
+    let (handle, parent, _) = try storagePrimary(required: nil)
     defer { release(handle, parent) }
     guard parent == .templateSRK else { return }
     var persistent = ESYS_TR(ESYS_TR_NONE)

@@ -11,6 +11,10 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The TPM's dictionary-attack protection is in lockout: no key that counts failures can be
   /// used until its recovery time passes (or the owner resets it with the lockout auth).
   case lockout
+  /// The lockout blocked a key through its parent: a persistent SRK without noDA (made by
+  /// `tpm2_createprimary` with its default attributes) parents the key, and loading the key
+  /// authorizes the parent, so the key is blocked whatever its own authorization.
+  case lockoutThroughParent
   /// The TPM answered with a transient warning (out of object memory, RETRY, YIELDED,
   /// TESTING): `TPMContext.session` retries; past its budget this is the failure.
   case busy(call: String, detail: String)
@@ -30,6 +34,8 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
     case .authFailed: "the TPM refused the key's authorization value (wrong PIN)"
     case .lockout:
       "the TPM is in dictionary-attack lockout (failed authorizations on this TPM by any user, or unclean shutdowns, reached its maxTries)"
+    case .lockoutThroughParent:
+      "the TPM is in dictionary-attack lockout, and this key is under the persistent SRK at 0x81000001, which is not noDA: the lockout blocks every key under it, with a PIN or without"
     case .busy(let call, let detail): "the TPM was busy for \(call): \(detail)"
     case .corrupt(let reason): "the TPM key blob is corrupt (\(reason))"
     case .failed(let call, let detail): "\(call) failed: \(detail)"
@@ -37,5 +43,12 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
       "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
         + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)")
     }
+  }
+}
+
+extension TPMKeyBlob {
+  /// A key file parsed by TPMProtocol, its refusal as this module's `TPMError.corrupt`.
+  public static func parsed(_ bytes: [UInt8]) throws(TPMError) -> TPMKeyBlob {
+    do { return try TPMKeyBlob(bytes: bytes) } catch { throw .corrupt(reason: error.description) }
   }
 }

@@ -4,7 +4,8 @@
 ///
 /// File form (`bytes`): the magic `FRPTPM1\n`, one byte for the parent (1 = the standard SRK
 /// re-created from its template, 2 = the persistent SRK at 0x81000001), then the two
-/// marshalled structures (each starts with its own big-endian size).
+/// marshalled structures (each starts with its own big-endian size). Parsed here with the one
+/// TPM reader, by tpm2-tss's users (TPMKeys) and by collect (which must not load tpm2-tss) alike.
 public struct TPMKeyBlob: Sendable, Equatable {
   /// Which storage key wraps the private area.
   public enum Parent: String, Sendable, Equatable {
@@ -22,32 +23,30 @@ public struct TPMKeyBlob: Sendable, Equatable {
     self.privateArea = privateArea
   }
 
-  static let magic = Array("FRPTPM1\n".utf8)
+  package static let magic = Array("FRPTPM1\n".utf8)
 
   /// The serialized form written to the state directory.
   public var bytes: [UInt8] {
     Self.magic + [parent == .templateSRK ? 1 : 2] + publicArea + privateArea
   }
 
-  /// Parses `bytes` (the form `bytes` writes); the areas are checked by the TPM on load.
-  public init(bytes: [UInt8]) throws(TPMError) {
-    guard bytes.count > Self.magic.count + 5, bytes.starts(with: Self.magic) else { throw .corrupt(reason: "not an fr-profile TPM key") }
-    var index = Self.magic.count
-    switch bytes[index] {
+  /// Parses `bytes` (the form `bytes` writes). The public area must parse as a `TPMPublic`; the
+  /// private area is opaque here (the TPM checks it on load).
+  public init(bytes: [UInt8]) throws(AttestationError) {
+    guard bytes.starts(with: Self.magic) else { throw .malformed("not an fr-profile TPM key") }
+    var reader = TPMReader(bytes)
+    _ = try reader.take(Self.magic.count)
+    switch try reader.u8() {
     case 1: parent = .templateSRK
     case 2: parent = .persistentSRK
-    default: throw .corrupt(reason: "unknown parent key")
+    default: throw .malformed("an unknown parent key")
     }
-    index += 1
-    func sized() throws(TPMError) -> [UInt8] {
-      guard index + 2 <= bytes.count else { throw .corrupt(reason: "truncated") }
-      let size = Int(bytes[index]) << 8 | Int(bytes[index + 1])
-      guard index + 2 + size <= bytes.count else { throw .corrupt(reason: "truncated") }
-      defer { index += 2 + size }
-      return Array(bytes[index..<(index + 2 + size)])
-    }
-    publicArea = try sized()
-    privateArea = try sized()
-    guard index == bytes.count else { throw .corrupt(reason: "trailing bytes") }
+    publicArea = try reader.sizedWhole()
+    privateArea = try reader.sizedWhole()
+    try reader.expectEnd("the key file")
+    _ = try TPMPublic(tpm2b: publicArea)
   }
+
+  /// The public area, parsed.
+  public func publicKey() throws(AttestationError) -> TPMPublic { try TPMPublic(tpm2b: publicArea) }
 }

@@ -211,6 +211,27 @@ extension BindingCommandTests {
       // Bad input names its file, exit 65.
       let malformed = try run(["attest", "verify", "--state", files.jws, "--answer", files.answer, files.jws])
       #expect(malformed.status == 65 && malformed.stderr.contains(files.jws))
+      // Issue 29: a state file another user planted or may write is never written or trusted.
+      if canDropPrivileges {
+        chmod(device.directory, 0o755)  // nobody must reach the shared directory
+        let shared = device.directory + "/shared"
+        mkdir(shared, 0o1777)
+        chmod(shared, 0o1777)
+        let planted = shared + "/state.json"
+        let planting = try run(["-c", "umask 0; : > \(planted)"], executable: "/bin/sh", prefix: asNobody)
+        #expect(planting.status == 0, "\(planting.stderr)")
+        let challenge = ["attest", "challenge", files.request, "--roots", made.root, "--intermediates", made.issuer]
+        let refused = try run(challenge + ["--state", planted])
+        #expect(refused.status == 77 && refused.stderr.contains("belongs to uid 65534"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: planted, encoding: .utf8).isEmpty)
+        chown(files.state, 65534, 65534)
+        let untrustedState = try run(verify + [files.jws])
+        #expect(untrustedState.status == 77 && untrustedState.stderr.contains("belongs to uid 65534"), "\(untrustedState.stderr)")
+        chown(files.state, 0, 0)
+        chmod(files.state, 0o666)
+        #expect(try run(verify + [files.jws]).status == 77)
+        chmod(files.state, 0o600)
+      }
     }
   }
 
@@ -369,5 +390,60 @@ extension JSON {
   fileprivate subscript(index: Int) -> JSON? {
     guard let items = arrayValue, items.indices.contains(index) else { return nil }
     return items[index]
+  }
+}
+
+/// Issue 29, break 5: the smaller breaks of the attest commands.
+extension BindingCommandTests {
+  @Test("--trusted-ek in full-width digits is a usage error (it crashed with SIGILL)")
+  func fullWidthDigitsAreAUsageError() throws {
+    let fullWidth = "０００ｂ" + String(repeating: "０", count: 64)
+    let result = try run(["attest", "challenge", "-", "--trusted-ek", fullWidth, "--state", "/nonexistent/state.json"], stdin: "{}")
+    #expect(result.status == 64, "\(result.stderr)")
+    #expect(result.stderr.contains("--trusted-ek"))
+  }
+
+  @Test("text the device chose reaches the verifier's stderr as one bounded, printable line")
+  func deviceTextIsOneBoundedLine() throws {
+    try withDevice { device in
+      let forged =
+        "no TPM\nverified: the JWS's key (x AAAA) was made in the TPM\u{1B}]52;c;cm0gLXJmIH4=\u{07}\u{2028}"
+        + String(repeating: "x", count: 10_000)
+      let file = device.directory + "/request.json"
+      try JSONWriter.compact(["v": 1, "error": .string(forged)]).write(toFile: file, atomically: true, encoding: .utf8)
+      let result = try run([
+        "attest", "challenge", file, "--trusted-ek", "000b" + String(repeating: "0", count: 64), "--state", device.directory + "/s.json",
+      ])
+      #expect(result.status == 1, "\(result.stderr)")
+      #expect(result.stderr.hasPrefix("fr-profile: error: refused: the client cannot attest: no TPM?verified"), "\(result.stderr)")
+      #expect(result.stderr.filter { $0 == "\n" }.count == 1 && result.stderr.count < 400, "\(result.stderr.count) characters")
+      #expect(!result.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x2028 })
+    }
+  }
+
+  @Test("attest request, answer and certify end at --max-time when the TPM stops answering (exit 75)")
+  func attestClientVerbsHaveADeadline() throws {
+    let tpm = try SWTPM()
+    defer {
+      kill(tpm.pid, SIGCONT)
+      tpm.stop()
+      tpm.removeState()
+    }
+    try withDevice { device in
+      // The identity key and the attestation key in the TPM, then the TPM stops answering.
+      #expect(try run(["identifier", "--move-to-tpm", "--tcti", tpm.tcti] + device.arguments).status == 0)
+      #expect(try run(["attest", "request", "--tcti", tpm.tcti] + device.arguments).status == 0)
+      #expect(kill(tpm.pid, SIGSTOP) == 0)
+      try #"{"v":1,"credentialBlob":"AAAA","encryptedSecret":"AAAA"}"#.write(
+        toFile: device.directory + "/challenge.json", atomically: true, encoding: .utf8)
+      for verb in [["request"], ["answer", device.directory + "/challenge.json"], ["certify", "--identity", "--challenge", "x"]] {
+        let started = Date()
+        let stalled = try run(["attest"] + verb + ["--tcti", tpm.tcti, "--max-time", "2"] + device.arguments)
+        let took = Date().timeIntervalSince(started)
+        #expect(stalled.status == 75, "\(verb): \(stalled.stderr)")
+        #expect(stalled.stderr.contains("did not end within --max-time (2 s)"), "\(stalled.stderr)")
+        #expect(took < 10, "took \(took) s")
+      }
+    }
   }
 }

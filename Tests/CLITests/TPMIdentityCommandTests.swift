@@ -1,6 +1,7 @@
 import Foundation
 import ProfileJSON
 import SWTPMSupport
+import TPMKeys
 import Testing
 
 /// The device identity in a TPM (swtpm on loopback, one per test): `identifier --move-to-tpm`,
@@ -230,5 +231,40 @@ import Testing
     #expect(unsafe.stderr.contains("device-key.tpm"))
     // The advice must fix it: go-w would leave the blob group-readable.
     #expect(unsafe.stderr.contains("chmod 600"), "\(unsafe.stderr)")
+  }
+}
+
+/// Issue 29, break 2, through the commands: on a TPM whose persistent SRK lacks noDA, another
+/// user's wrong PINs that lock the TPM out never stop the identity or attestation.
+extension TPMIdentityCommandTests {
+  @Test("a persistent SRK without noDA: identifier and attest request still work while the TPM is locked out")
+  func lockoutThroughAPersistentSRKWithoutNoDA() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    for (tool, arguments) in [
+      ("tpm2_createprimary", ["-C", "o", "-G", "ecc", "-c", "srk.ctx"]), ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
+      ("tpm2_flushcontext", ["-t"]),
+    ] {
+      let result = try tpm.tool(tool, arguments, directory: tpm.stateDirectory)
+      try #require(result.status == 0, "\(tool): \(result.stderr)")
+    }
+    let directory = try makeTemporaryDirectory("fr-profile-tpm-srk")
+    defer { removeTemporaryDirectory(directory) }
+    let state = ["--state-dir", directory + "/state", "--tcti", tpm.tcti]
+    let moved = try run(["identifier", "--move-to-tpm"] + state)
+    #expect(moved.status == 0, "\(moved.stderr)")
+    // Another user's PIN key, wrong PINs until the lockout.
+    let context = try TPMContext(tcti: tpm.tcti)
+    try context.setDictionaryAttackParameters(maxTries: 1, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+    let theirs = try context.createSigningKey(authValue: Array("1234".utf8))
+    #expect(throws: TPMError.authFailed) { try context.sign([1], with: theirs, authValue: Array("0000".utf8)) }
+    #expect(throws: TPMError.lockout) { try context.sign([1], with: theirs, authValue: Array("1234".utf8)) }
+    let checked = try run(["identifier"] + state)
+    #expect(checked.status == 0 && checked.stdout == moved.stdout, "\(checked.stderr)")
+    let request = try run(["attest", "request"] + state)
+    #expect(request.status == 0, "\(request.stderr)")
   }
 }

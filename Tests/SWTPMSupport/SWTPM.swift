@@ -93,6 +93,12 @@ public final class SWTPM {
     }
   }
 
+  /// Runs a tpm2-tools command (Debian tpm2-tools) against this instance: an implementation
+  /// the project did not write, to provision or judge what fr-profile does.
+  public func tool(_ name: String, _ arguments: [String], directory: String? = nil) throws -> TestProcess.Result {
+    try TestProcess.run(["/usr/bin/" + name] + arguments, environment: ["TPM2TOOLS_TCTI": tcti], directory: directory, timeout: 60)
+  }
+
   /// Stops the instance (SIGTERM, waits); the state directory stays until `removeState()`.
   public func stop() {
     guard pid > 0 else { return }

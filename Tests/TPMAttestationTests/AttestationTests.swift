@@ -35,6 +35,8 @@ struct AttestationTests {
   func credentialActivationRoundTrips() throws {
     let device = try Device()
     #expect(device.endorsementKey.has(.restricted) && device.endorsementKey.has(.decrypt) && device.endorsementKey.has(.adminWithPolicy))
+    // The TPM's own EK is the template's area for its key, byte for byte (the verifier's rule).
+    #expect(device.endorsementKey.isCanonicalEndorsementKey)
     let secret = (0..<32).map { _ in UInt8.random(in: 0...255) }
     let challenge = try CredentialChallenge.make(
       endorsementKey: device.endorsementKey, objectName: try device.attestationKeyName, credential: secret)
@@ -145,6 +147,7 @@ struct AttestationTests {
       return
     }
     #expect(modulus.count == 256 && exponent == 65537)
+    #expect(ek.isCanonicalEndorsementKey)
     // The certificate's key is this EK's (openssl reads the DER).
     let der = directory + "/ek.der"
     #expect(FileManager.default.createFile(atPath: der, contents: Data(certificate)))

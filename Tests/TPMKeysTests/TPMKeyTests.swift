@@ -129,8 +129,8 @@ struct TPMKeyTests {
   }
 
   @Test func corruptBlobsAreRejectedBeforeTheTPM() {
-    #expect(throws: TPMError.self) { try TPMKeyBlob(bytes: Array("FRPTPM1\n".utf8) + [1, 0, 9, 1]) }
-    #expect(throws: TPMError.self) { try TPMKeyBlob(bytes: Array("-----BEGIN PRIVATE KEY-----".utf8)) }
+    #expect(throws: TPMError.self) { try TPMKeyBlob.parsed(Array("FRPTPM1\n".utf8) + [1, 0, 9, 1]) }
+    #expect(throws: TPMError.self) { try TPMKeyBlob.parsed(Array("-----BEGIN PRIVATE KEY-----".utf8)) }
   }
 
   @Test func tctiComesFromTheOptionThenTheEnvironmentThenTheDefault() throws {
@@ -207,4 +207,62 @@ final class NSLockedArray: @unchecked Sendable {
   private var items: [String] = []
   func append(_ item: String) { lock.withLock { items.append(item) } }
   var values: [String] { lock.withLock { items } }
+}
+
+/// Issue 29, break 2: a persistent SRK made with `tpm2_createprimary`'s defaults (no noDA).
+@Suite(.timeLimit(.minutes(3)))
+struct PersistentSRKWithoutNoDATests {
+  @Test(
+    "such an SRK never parents new keys, so keys without a PIN stay outside another user's lockout; a key already under it is reported as locked out through it"
+  )
+  func newKeysAvoidItAndOldKeysSayWhy() throws {
+    let tpm = try SWTPM()
+    defer {
+      tpm.stop()
+      tpm.removeState()
+    }
+    let directory = tpm.stateDirectory
+    for (tool, arguments) in [
+      ("tpm2_createprimary", ["-C", "o", "-G", "ecc", "-c", "srk.ctx"]),
+      ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
+      ("tpm2_flushcontext", ["-t"]),  // no resource manager: free the transient slots
+      (
+        "tpm2_create",
+        [
+          "-C", "0x81000001", "-G", "ecc256:ecdsa-sha256", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|sign|noda",
+          "-u", "old.pub", "-r", "old.priv",
+        ]
+      ),
+    ] {
+      let result = try tpm.tool(tool, arguments, directory: directory)
+      try #require(result.status == 0, "\(tool): \(result.stderr)")
+    }
+    let old = TPMKeyBlob(
+      parent: .persistentSRK, publicArea: try bytes(directory + "/old.pub"), privateArea: try bytes(directory + "/old.priv"))
+    let context = try TPMContext(tcti: tpm.tcti)
+    _ = try context.sign([1], with: old)
+    try context.setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+    let pin = Array("482916".utf8)
+    let guarded = try context.createSigningKey(authValue: pin)
+    let open = try context.createSigningKey()
+    #expect(guarded.parent == .templateSRK && open.parent == .templateSRK)
+    for wrong in ["000000", "111111"] {
+      #expect(throws: TPMError.authFailed) { try context.sign([1], with: guarded, authValue: Array(wrong.utf8)) }
+    }
+    #expect(throws: TPMError.lockout) { try context.sign([1], with: guarded, authValue: pin) }
+    _ = try context.sign([2], with: open)
+    #expect(throws: TPMError.lockoutThroughParent) { try context.sign([3], with: old) }
+  }
+
+  func bytes(_ path: String) throws -> [UInt8] {
+    guard let file = fopen(path, "rb") else { throw SWTPMError("cannot open \(path)") }
+    defer { fclose(file) }
+    var out: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = fread(&buffer, 1, buffer.count, file)
+      if count == 0 { return out }
+      out += buffer[0..<count]
+    }
+  }
 }

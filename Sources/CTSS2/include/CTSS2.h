@@ -67,6 +67,9 @@ TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Unmarshal(uint8_t const buffer[], size_t buffer
 TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Marshal(TPM2B_PRIVATE const *src, uint8_t buffer[], size_t buffer_size, size_t *offset);
 TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Unmarshal(uint8_t const buffer[], size_t buffer_size, size_t *offset, TPM2B_PRIVATE *dest);
 const char *frp_Tss2_RC_Decode(TSS2_RC rc);
+TSS2_RC frp_Esys_ReadPublic(
+  ESYS_CONTEXT *esysContext, ESYS_TR objectHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  TPM2B_PUBLIC **outPublic, TPM2B_NAME **name, TPM2B_NAME **qualifiedName);
 TSS2_RC frp_Esys_NV_ReadPublic(
   ESYS_CONTEXT *esysContext, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
   TPM2B_NV_PUBLIC **nvPublic, TPM2B_NAME **nvName);

@@ -1,4 +1,5 @@
 import Crypto
+import TPMProtocol
 
 #if canImport(Glibc)
   import Glibc
@@ -107,13 +108,17 @@ public struct DeviceKeyStore: Sendable {
     return try mapped { () throws(StateDirectoryError) in try state.read(Self.tpmKeyName, requirement: Self.tpmKeyRequirement) }?.bytes
   }
 
+  /// The P-256 key of a TPM key file (TPMKeys' `TPMKeyBlob` form), read by TPMProtocol's parser
+  /// without tpm2-tss; nil when the file is not one.
+  static func tpmSigningKey(_ file: [UInt8]) -> P256.Signing.PublicKey? {
+    try? TPMKeyBlob(bytes: file).publicKey().signingKey()
+  }
+
   /// The TPM key's public key DER (SubjectPublicKeyInfo) from its blob; nil without one.
   private func tpmPublicKeyDER(_ state: StateDirectory) throws(IdentityError) -> [UInt8]? {
     guard let file = try mapped({ () throws(StateDirectoryError) in try state.read(Self.tpmKeyName, requirement: Self.tpmKeyRequirement) })
     else { return nil }
-    guard let point = TPMPublicArea.point(keyFile: file.bytes),
-      let key = try? P256.Signing.PublicKey(rawRepresentation: point)
-    else { throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key") }
+    guard let key = Self.tpmSigningKey(file.bytes) else { throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key") }
     return Array(key.derRepresentation)
   }
 
@@ -125,9 +130,7 @@ public struct DeviceKeyStore: Sendable {
   /// the identity (false: a concurrent run's TPM key already is) and the backup's path.
   @discardableResult
   public func adoptTPMKey(_ blob: [UInt8]) throws(IdentityError) -> (adopted: Bool, backup: String?) {
-    guard let point = TPMPublicArea.point(keyFile: blob), let key = try? P256.Signing.PublicKey(rawRepresentation: point) else {
-      throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key")
-    }
+    guard let key = Self.tpmSigningKey(blob) else { throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key") }
     let state = try openDirectory(create: true)!
     return try creating { () throws(StateDirectoryError) -> (adopted: Bool, backup: String?) in
       let lock = try state.lock()
@@ -154,9 +157,7 @@ public struct DeviceKeyStore: Sendable {
   /// any point leaves the old key or the new one as the identity, never none. Returns the
   /// backup's path. Throws `keyUnreadable` (ENOENT) when the identity is not in a TPM.
   public func resetTPMKey(_ blob: [UInt8]) throws(IdentityError) -> String {
-    guard let point = TPMPublicArea.point(keyFile: blob), let key = try? P256.Signing.PublicKey(rawRepresentation: point) else {
-      throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key")
-    }
+    guard let key = Self.tpmSigningKey(blob) else { throw .keyCorrupt(path: tpmKeyPath, reason: "not an fr-profile TPM key") }
     guard let state = try openDirectory(create: false) else { throw .keyUnreadable(path: tpmKeyPath, errno: ENOENT) }
     let backup = try creating { () throws(StateDirectoryError) -> String? in
       let lock = try state.lock()

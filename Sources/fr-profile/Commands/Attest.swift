@@ -47,13 +47,27 @@ struct AttestCommand: ParsableCommand {
     var tcti: String?
     @Option(name: .shortAndLong, help: ArgumentHelp("Write the JSON to FILE instead of stdout ('-': stdout).", valueName: "FILE"))
     var output: String?
+    @Option(
+      name: .customLong("max-time"), help: ArgumentHelp("Seconds the command may take, the TPM's answers included.", valueName: "SECONDS"))
+    var maxTime: Double = 120
 
-    func attester() throws -> TPMAttester {
-      TPMAttester(tcti: try TPMExit.tcti(option: tcti), stateDirectory: try options.settings.keyStore().directory)
+    func validate() throws {
+      guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
+    }
+
+    /// The attester, once the deadline is armed: a TPM that stops answering mid-command would
+    /// otherwise hold the command for ever (tpm2-tss waits on a silent TCTI).
+    func attester(_ verb: String) throws -> TPMAttester {
+      armWatchdog(
+        after: maxTime,
+        "attest \(verb) did not end within --max-time (\(JSONWriter.formatNumber(maxTime)) s): the TPM stopped answering? Raise --max-time if it is slow."
+      )
+      return TPMAttester(tcti: try TPMExit.tcti(option: tcti), stateDirectory: try options.settings.keyStore().directory)
     }
   }
 
-  static let clientExits: [ExitStatus] = [.success, .usage, .dataError, .noInput, .cannotCreate, .ioError, .configuration] + ExitStatus.tpm
+  static let clientExits: [ExitStatus] =
+    [.success, .usage, .dataError, .noInput, .cannotCreate, .ioError, .timedOut, .permission, .configuration] + ExitStatus.tpm
 
   struct Request: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -77,7 +91,7 @@ struct AttestCommand: ParsableCommand {
     func run() throws {
       try reportingFailures {
         let request: JSON
-        do { request = try client.attester().request(replace: replace) } catch let error as HardwareKeyError {
+        do { request = try client.attester("request").request(replace: replace) } catch let error as HardwareKeyError {
           throw TPMExit.failure(error)
         }
         try AttestCommand.write(request, to: client.output)
@@ -105,7 +119,7 @@ struct AttestCommand: ParsableCommand {
           throw AttestCommand.failure(error, file: challenge)
         }
         let answer: JSON
-        do { answer = try client.attester().answer(document) } catch let error as HardwareKeyError {
+        do { answer = try client.attester("answer").answer(document) } catch let error as HardwareKeyError {
           throw TPMExit.failure(error)
         }
         try AttestCommand.write(answer, to: client.output)
@@ -172,7 +186,7 @@ struct AttestCommand: ParsableCommand {
           blob = key.blob
         }
         let evidence: JSON
-        do { evidence = try client.attester().evidence(forKeyBlob: blob, authValue: [], challenge: challenge) } catch let error
+        do { evidence = try client.attester("certify").evidence(forKeyBlob: blob, authValue: [], challenge: challenge) } catch let error
           as HardwareKeyError
         {
           throw TPMExit.failure(error)
@@ -182,7 +196,7 @@ struct AttestCommand: ParsableCommand {
     }
   }
 
-  static let verifierExits: [ExitStatus] = [.success, .negative, .usage, .dataError, .noInput, .cannotCreate, .ioError]
+  static let verifierExits: [ExitStatus] = [.success, .negative, .usage, .dataError, .noInput, .cannotCreate, .ioError, .permission]
 
   struct Challenge: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -232,7 +246,7 @@ struct AttestCommand: ParsableCommand {
           roots: try AttestCommand.certificates(roots), intermediates: try AttestCommand.certificates(intermediates),
           trustedEndorsementKeys: trustedEndorsementKeys.compactMap(AttestCommand.hex))
         let result = try AttestCommand.blocking { () async throws(AttestationError) in try await verifier.challenge(for: parsed) }
-        try writeFileAtomically(state, JSONWriter.compact(result.pending.json) + "\n")
+        try writeFileAtomically(state, JSONWriter.compact(result.pending.json) + "\n", mode: 0o600)
         try AttestCommand.write(result.challenge, to: output)
       }
     }
@@ -274,7 +288,9 @@ struct AttestCommand: ParsableCommand {
     func run() throws {
       try reportingFailures {
         let pending: PendingActivation
-        do { pending = try PendingActivation(json: try AttestCommand.readJSON(state)) } catch let error as AttestationError {
+        do {
+          pending = try PendingActivation(json: try AttestCommand.parseJSON(try readOwnFile(state, limit: 1 << 20), from: state))
+        } catch let error as AttestationError {
           throw AttestCommand.failure(error, file: state)
         }
         let answerDocument = try AttestCommand.readJSON(answer)
@@ -333,7 +349,10 @@ struct AttestCommand: ParsableCommand {
   }
 
   static func readJSON(_ path: String) throws -> JSON {
-    let bytes = try readInput(path, limit: 1 << 20)
+    try parseJSON(try readInput(path, limit: 1 << 20), from: path)
+  }
+
+  static func parseJSON(_ bytes: [UInt8], from path: String) throws -> JSON {
     do { return try JSONParser.parse(bytes) } catch {
       throw Failure(.dataError, "\(path == "-" ? "standard input" : path): not JSON (\(error)).")
     }
@@ -353,10 +372,26 @@ struct AttestCommand: ParsableCommand {
     if let output, output != "-" { try writeFileAtomically(output, text) } else { try printOutput(text) }
   }
 
+  /// An EK name in hex (34 bytes: 000b and a SHA-256), ASCII digits only: `Character.isHexDigit`
+  /// also accepts full-width digits, which `UInt8(_:radix:)` does not (issue 29: a crash).
   static func hex(_ text: String) -> [UInt8]? {
-    let digits = Array(text.lowercased())
-    guard digits.count == 68, digits.allSatisfy(\.isHexDigit) else { return nil }
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+    let digits = Array(text.utf8)
+    guard digits.count == 68 else { return nil }
+    var bytes: [UInt8] = []
+    for index in stride(from: 0, to: digits.count, by: 2) {
+      guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+      bytes.append(high << 4 | low)
+    }
+    return bytes
+  }
+
+  private static func hexValue(_ digit: UInt8) -> UInt8? {
+    switch digit {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+    default: nil
+    }
   }
 
   /// Runs the verifier's asynchronous certificate check to its end (swift-certificates'

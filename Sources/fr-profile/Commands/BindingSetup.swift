@@ -70,7 +70,7 @@ enum TPMExit {
         .foreignTPMKey,
         detail + ". Keys bound in the old TPM are gone and nothing was re-made: delete this device's bound-key records on the "
           + "server, then run 'fr-profile attest request --replace' and bind again.")
-    case .lockout, .wrongAuthValue: Failure(.tpmLockout, error.description + ".")
+    case .lockout, .lockoutThroughParent, .wrongAuthValue: Failure(.tpmLockout, error.description + ".")
     case .failed(let detail): Failure(.tpmFailure, detail + ".")
     case .libraryUnavailable: Failure(.libraryMissing, error.description + ".")
     }

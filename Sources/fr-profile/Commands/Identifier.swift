@@ -99,7 +99,7 @@ extension FRProfile {
           if let blob, !reset, !publicKey {
             // The full check: the key must load under this TPM's storage key.
             do throws(TPMError) {
-              let key = try TPMKeyBlob(bytes: blob)
+              let key = try TPMKeyBlob.parsed(blob)
               try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.verifyLoads(key) }
             } catch {
               throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))

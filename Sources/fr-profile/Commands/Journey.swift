@@ -236,18 +236,11 @@ struct JourneyCommand: ParsableCommand {
   /// (the HTTP timeouts, the prompts' deadlines) end it at --max-time with their messages first.
   static let watchdogGrace = 2.0
 
-  /// Ends the process with exit 75 once `seconds` have passed: the bound on waits nothing else
-  /// can interrupt — a TPM that stops answering mid-command (tpm2-tss's synchronous calls wait
-  /// on a silent TCTI for ever), a PAM module that hangs. Ending there loses nothing: key files
-  /// are replaced atomically, a PIN attempt's slot is taken before its PIN is tried, and the
-  /// store's lock goes with the process.
   static func armWatchdog(after seconds: Double) {
-    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-      writeStandardError(
-        "fr-profile: error: the journey did not end within --max-time (\(JSONWriter.formatNumber(seconds - watchdogGrace)) s): "
-          + "a wait did not end (a TPM or PAM module that stopped answering?). Raise --max-time if the journey needs longer.\n")
-      _exit(ExitStatus.timedOut.rawValue)
-    }
+    ProfileCLI.armWatchdog(
+      after: seconds,
+      "the journey did not end within --max-time (\(JSONWriter.formatNumber(seconds - watchdogGrace)) s): "
+        + "a wait did not end (a TPM or PAM module that stopped answering?). Raise --max-time if the journey needs longer.")
   }
 
   /// The password piped on stdin, without one trailing newline; empty is an error.

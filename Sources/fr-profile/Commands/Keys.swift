@@ -86,7 +86,7 @@ struct KeysCommand: ParsableCommand {
           )
         }
         let blob: TPMKeyBlob
-        do throws(TPMError) { blob = try TPMKeyBlob(bytes: key.blob) } catch {
+        do throws(TPMError) { blob = try TPMKeyBlob.parsed(key.blob) } catch {
           throw Failure(.dataError, "the key \(kid)'s TPM blob is corrupt (\(error)).")
         }
         // Loaders re-create an owner-hierarchy parent from their own template (tpm2-openssl's
