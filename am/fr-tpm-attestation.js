@@ -1,11 +1,18 @@
 /*
  * fr-profile TPM attestation: a Scripted Decision node script for PingAM's legacy JavaScript
- * engine (Rhino, with Java classes). Outcomes: "true" (attested), "false" (refused).
+ * engine (Rhino, with Java classes). Outcomes:
+ *   "activated"  the TPM released the credential: its attestation key is kept (first node only)
+ *   "true"       a JWS's TPM evidence was verified, and nothing else ends "true" (second node only)
+ *   "false"      anything else; the reason is logged and left in sharedState "frTpmAttestation.refused"
  *
  * Place two Scripted Decision nodes with this script in the journey (README "TPM attestation"):
  *
- *   ... Username -> Password -> [this script] -> Device Binding -> Device Signing Verifier
- *       -> [this script] -> success
+ *   ... Username -> Password -> [this script] -activated-> Device Binding -> Device Signing Verifier
+ *       -> [this script] -true-> success
+ *
+ * Wire "activated" only in the first node and "true" only in the second; every other outcome of
+ * either node goes to failure. An activation proves a TPM, not that a key is in it, so an
+ * "activated" that reached success would pass a journey that never verified a JWS.
  *
  * The first node runs the credential-activation rounds: it asks the device for its endorsement
  * key (EK), EK certificate and attestation key (AK) in a HiddenValueCallback
@@ -311,15 +318,14 @@ function challengeRound(request) {
   send(CHALLENGE_ID, { v: 1, credentialBlob: b64uEncode(sealed.credentialBlob), encryptedSecret: b64uEncode(sealed.encryptedSecret) });
 }
 
-function activationRound(answer) {
-  var pending = JSON.parse(String(sharedState.get(STATE_KEY)));
+function activationRound(answer, pending) {
   if (!equal(sha256(b64uDecode(answer.secret)), b64uDecode(pending.credentialDigest))) {
     return refuse("the answer is not the credential sealed to the endorsement key: that TPM did not release it");
   }
   pending.activated = true;
   delete pending.credentialDigest;
   sharedState.put(STATE_KEY, JSON.stringify(pending));
-  outcome = "true";
+  outcome = "activated";
 }
 
 function verifyRound(jws, state) {
@@ -367,12 +373,21 @@ function main() {
   var stateText = sharedState.get(STATE_KEY);
   var state = stateText ? JSON.parse(String(stateText)) : null;
   var jws = transientState.get(JWT_KEY);
-  if (state && state.activated && jws) return verifyRound(jws, state);
+  if (jws) {
+    if (!(state && state.activated)) return refuse("a JWS but no activated attestation key in shared state");
+    return verifyRound(jws, state);
+  }
+  /* An activated key and no JWS: this is the verification node and the JWS is missing. A new
+   * activation here would end a journey in success with no key's evidence checked. */
+  if (state && state.activated) return refuse("no JWS from the Device Signing Verifier node in transient state");
   if (callbacks.isEmpty()) return send(REQUEST_ID, { v: 1 });
   var callback = callbacks.get(0);
   var id = String(callback.getId());
   if (id === REQUEST_ID) return challengeRound(message(callback.getValue()));
-  if (id === CHALLENGE_ID && state) return activationRound(message(callback.getValue()));
+  if (id === CHALLENGE_ID) {
+    if (!state || typeof state.credentialDigest !== "string") return refuse("an answer without a pending activation");
+    return activationRound(message(callback.getValue()), state);
+  }
   return refuse("an unexpected callback " + id);
 }
 

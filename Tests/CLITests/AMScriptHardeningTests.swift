@@ -58,4 +58,54 @@ import Testing
     #expect(throws: AMScript.ScriptError.self) { try AMScript.run(directory + "/loop.js", context: [:], timeout: 5) }
     #expect(Date().timeIntervalSince(start) < 30)
   }
+
+  // MARK: "true" only for a verified JWS
+
+  @Test("the verification node refuses when no JWS is in transient state, instead of starting an activation")
+  func activatedStateWithoutJWSIsRefused() throws {
+    for callbacks in [[], [(id: "frTpmAttestationRequest", value: #"{"v":1}"#)]] {
+      let run = try node(sharedState: Self.activated, callbacks: callbacks)
+      #expect(run.outcome == "false" && run.sentId == nil, "\(run)")
+      #expect(run.refused == "no JWS from the Device Signing Verifier node in transient state")
+      #expect(run.log == ["error: fr-profile TPM attestation refused: no JWS from the Device Signing Verifier node in transient state"])
+    }
+  }
+
+  @Test("a JWS without an activated attestation key in shared state is refused")
+  func jwsWithoutActivationIsRefused() throws {
+    for state in [[:], Self.pending] as [JSON] {
+      let run = try node(sharedState: state, jws: Self.jws())
+      #expect(run.outcome == "false" && run.sentId == nil, "\(run)")
+      #expect(run.refused?.contains("no activated attestation key") == true, "\(run)")
+    }
+  }
+
+  @Test("an answer without a pending activation is refused")
+  func answerWithoutPendingStateIsRefused() throws {
+    for state in [[:], Self.activated] as [JSON] {
+      let run = try node(sharedState: state, callbacks: [(id: "frTpmAttestationChallenge", value: #"{"v":1,"secret":"AAAA"}"#)])
+      #expect(run.outcome == "false", "\(run)")
+      // With activated state and no JWS the missing JWS is named first.
+      #expect(run.refused?.contains(state == [:] ? "an answer without a pending activation" : "no JWS") == true, "\(run)")
+    }
+  }
+
+  @Test("a journey whose signing node leaves no JWS fails at the verification node, never re-activates")
+  func journeyWithoutJWSFails() throws {
+    let made = try BindingCommandTests.ManufacturedTPM()
+    try binding.withDevice { device in
+      try binding.withServer({
+        $0.attestationConfig = made.scriptConfig
+        $0.signingLeavesJWS = false
+      }) { server, tree in
+        let result = try binding.journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", made.tcti])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(
+          tree.outcomes == [
+            "attestation: activated", "binding: success", "signing: success",
+            "attestation: false (no JWS from the Device Signing Verifier node in transient state)",
+          ])
+      }
+    }
+  }
 }
