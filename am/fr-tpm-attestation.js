@@ -52,6 +52,35 @@ var REQUEST_ID = "frTpmAttestationRequest";
 var CHALLENGE_ID = "frTpmAttestationChallenge";
 var JWT_KEY = "DeviceSigningVerifierNode.JWT";
 
+/* ---- Bounds, checked before any JSON.parse or base64 decode. Rhino's JSON.parse recurses once
+ * per nesting level and its StackOverflowError is beyond JavaScript's catch (the node would end
+ * without a reason), and a megabyte JWS costs seconds of CPU in the byte loops below. The
+ * largest genuine document is a request with an RSA EK certificate, 2-3 KB, and none nests
+ * deeper than 2 (claims -> tpmEvidence): 64 Ki characters and 16 levels leave ample room. */
+var MAX_LENGTH = 65536;
+var MAX_DEPTH = 16;
+
+function boundedJSON(text, what) {
+  text = String(text);
+  if (text.length > MAX_LENGTH) throw new Error(what + " is longer than " + MAX_LENGTH + " characters");
+  var depth = 0;
+  var inString = false;
+  for (var i = 0; i < text.length; i++) {
+    var c = text.charAt(i);
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      inString = true;
+    } else if (c === "[" || c === "{") {
+      if (++depth > MAX_DEPTH) throw new Error(what + " is nested deeper than " + MAX_DEPTH + " levels");
+    } else if ((c === "]" || c === "}") && --depth < 0) {
+      throw new Error(what + " is not JSON");
+    }
+  }
+  return JSON.parse(text);
+}
+
 /* ---- Bytes: JavaScript arrays of 0..255; Java byte[] only at the Java boundary. */
 
 function toJava(bytes) {
@@ -69,7 +98,7 @@ function fromJava(javaBytes) {
 function utf8(text) { return fromJava(new java.lang.String(text).getBytes("UTF-8")); }
 
 function b64uDecode(text) {
-  if (typeof text !== "string" || !/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
+  if (typeof text !== "string" || text.length > MAX_LENGTH || !/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
   return fromJava(java.util.Base64.getUrlDecoder().decode(new java.lang.String(text)));
 }
 
@@ -275,7 +304,7 @@ function checkEndorsementCertificate(der, ek) {
 /* ---- The rounds. */
 
 function message(text) {
-  var value = JSON.parse(String(text));
+  var value = boundedJSON(text, "the callback value");
   if (value === null || typeof value !== "object") throw new Error("not a JSON object");
   if (typeof value.error === "string") throw new Error("the client cannot attest: " + value.error);
   if (value.v !== 1) throw new Error("not version 1");
@@ -329,10 +358,12 @@ function activationRound(answer, pending) {
 }
 
 function verifyRound(jws, state) {
-  var parts = String(jws).split(".");
+  jws = String(jws);
+  if (jws.length > MAX_LENGTH) return refuse("the JWS is longer than " + MAX_LENGTH + " characters");
+  var parts = jws.split(".");
   if (parts.length !== 3) return refuse("not a compact JWS");
-  var header = JSON.parse(String(new java.lang.String(toJava(b64uDecode(parts[0])), "UTF-8")));
-  var claims = JSON.parse(String(new java.lang.String(toJava(b64uDecode(parts[1])), "UTF-8")));
+  var header = boundedJSON(new java.lang.String(toJava(b64uDecode(parts[0])), "UTF-8"), "the JWS header");
+  var claims = boundedJSON(new java.lang.String(toJava(b64uDecode(parts[1])), "UTF-8"), "the JWS claims");
   if (header.alg !== "ES256") return refuse("a JWS not signed with ES256");
   var evidence = claims.tpmEvidence;
   if (!evidence || typeof evidence !== "object") {
@@ -371,7 +402,7 @@ function verifyRound(jws, state) {
 
 function main() {
   var stateText = sharedState.get(STATE_KEY);
-  var state = stateText ? JSON.parse(String(stateText)) : null;
+  var state = stateText ? boundedJSON(stateText, "the shared state") : null;
   var jws = transientState.get(JWT_KEY);
   if (jws) {
     if (!(state && state.activated)) return refuse("a JWS but no activated attestation key in shared state");

@@ -108,4 +108,31 @@ import Testing
       }
     }
   }
+
+  // MARK: Bounded parsing
+
+  static let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+
+  @Test("JSON nested 10,000 deep, in a JWS's header or claims or in a callback, is refused before parsing")
+  func deepNestingIsRefused() throws {
+    let cases: [(String, NodeRun)] = [
+      ("header", try node(sharedState: Self.activated, jws: Self.jws(header: #"{"alg":"ES256","x":"# + Self.deep + "}"))),
+      ("claims", try node(sharedState: Self.activated, jws: Self.jws(claims: #"{"challenge":"# + Self.deep + "}"))),
+      ("request", try node(callbacks: [(id: "frTpmAttestationRequest", value: Self.deep)])),
+      ("answer", try node(sharedState: Self.pending, callbacks: [(id: "frTpmAttestationChallenge", value: #"{"v":1,"x":"# + Self.deep + "}")])),
+    ]
+    for (name, run) in cases {
+      #expect(run.outcome == "false", "\(name): \(run)")
+      #expect(run.refused?.contains("nested deeper than 16") == true, "\(name): \(run.refused ?? "no reason")")
+    }
+  }
+
+  @Test("a 1.3 MB JWS and a 1.3 MB callback value are refused by their size")
+  func largeDocumentsAreRefused() throws {
+    let padding = String(repeating: "A", count: 1_000_000)
+    let big = try node(sharedState: Self.activated, jws: Self.jws(claims: #"{"challenge":"c","x":""# + padding + #""}"#))
+    #expect(big.outcome == "false" && big.refused?.contains("the JWS is longer than 65536 characters") == true, "\(big.refused ?? "")")
+    let request = try node(callbacks: [(id: "frTpmAttestationRequest", value: #"{"v":1,"x":""# + padding + #"","y":""# + padding + #""}"#)])
+    #expect(request.outcome == "false" && request.refused?.contains("the callback value is longer than 65536 characters") == true, "\(request.refused ?? "")")
+  }
 }
