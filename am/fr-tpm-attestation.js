@@ -263,6 +263,48 @@ function zeros(count) { var out = []; for (var i = 0; i < count; i++) out.push(0
 
 /* ---- The EK certificate: PKIX path to a configured root, and it certifies this EK. */
 
+/* The EK's authPolicy in the TCG EK Credential Profile's templates: PolicySecret(TPM_RH_ENDORSEMENT). */
+var EK_POLICY = [
+  0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
+  0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa
+];
+
+/* `value` big-endian in exactly `length` bytes. */
+function unsigned(value, length) {
+  var bytes = fromJava(value.toByteArray());
+  while (bytes.length > length && bytes[0] === 0) bytes = bytes.slice(1);
+  if (value.signum() < 0 || bytes.length > length) throw new Error("a key value longer than " + length + " bytes");
+  while (bytes.length < length) bytes = [0].concat(bytes);
+  return bytes;
+}
+
+function isP256(parameters) {
+  var p256 = ecParameters();
+  return parameters.getCurve().equals(p256.getCurve()) && parameters.getGenerator().equals(p256.getGenerator())
+    && parameters.getOrder().equals(p256.getOrder()) && parameters.getCofactor() === p256.getCofactor();
+}
+
+/* The TPMT_PUBLIC a TPM makes for the certified key from template L-1 (RSA 2048) or L-2 (ECC
+ * P-256). The sent area must be exactly this: any other bytes that still carry the same key (a
+ * zero-padded unique, another policy, symmetric key or exponent) give the one TPM another EK
+ * name, so it could enrol under many. */
+function ekTemplate(certified) {
+  var head = [0x00, 0x0b].concat(u32(0x000300b2), sized(EK_POLICY), [0x00, 0x06, 0x00, 0x80, 0x00, 0x43, 0x00, 0x10]);
+  var algorithm = String(certified.getAlgorithm());
+  if (algorithm === "RSA") {
+    if (!certified.getPublicExponent().equals(java.math.BigInteger.valueOf(65537)) || certified.getModulus().bitLength() !== 2048) {
+      throw new Error("the EK certificate's RSA key is not 2048 bits with exponent 65537 (template L-1)");
+    }
+    return [0x00, 0x01].concat(head, [0x08, 0x00], u32(0), sized(unsigned(certified.getModulus(), 256)));
+  }
+  if (algorithm === "EC") {
+    if (!isP256(certified.getParams())) throw new Error("the EK certificate's EC key is not on NIST P-256 (template L-2)");
+    var w = certified.getW();
+    return [0x00, 0x23].concat(head, [0x00, 0x03, 0x00, 0x10], sized(unsigned(w.getAffineX(), 32)), sized(unsigned(w.getAffineY(), 32)));
+  }
+  throw new Error("the EK certificate's key is neither RSA nor EC");
+}
+
 function certificates(pem) {
   var factory = java.security.cert.CertificateFactory.getInstance("X.509");
   var list = new java.util.ArrayList();
@@ -276,6 +318,7 @@ function certificates(pem) {
 function checkEndorsementCertificate(der, ek) {
   var factory = java.security.cert.CertificateFactory.getInstance("X.509");
   var leaf = factory.generateCertificate(new java.io.ByteArrayInputStream(toJava(der)));
+  var template = ekTemplate(leaf.getPublicKey());
   var anchors = new java.util.HashSet();
   var roots = certificates(CONFIG.rootsPem);
   for (var i = 0; i < roots.size(); i++) anchors.add(new java.security.cert.TrustAnchor(roots.get(i), null));
@@ -293,12 +336,7 @@ function checkEndorsementCertificate(der, ek) {
   } catch (e) {
     return "the EK certificate does not chain to a trusted TPM manufacturer root (" + e + ")";
   }
-  var certified = leaf.getPublicKey();
-  var same = ek.type === 0x0001
-    ? certified.getModulus().equals(new java.math.BigInteger(1, toJava(ek.modulus)))
-    : certified.getW().getAffineX().equals(new java.math.BigInteger(1, toJava(ek.x)))
-      && certified.getW().getAffineY().equals(new java.math.BigInteger(1, toJava(ek.y)));
-  return same ? null : "the EK certificate certifies another key than this TPM's endorsement key";
+  return equal(template, ek.area) ? null : "the EK public area is not the TCG template for its certificate's key";
 }
 
 /* ---- The rounds. */
@@ -321,9 +359,12 @@ function refuse(reason) {
   outcome = "false";
 }
 
+var EK_TYPES = { eccP256: 0x0023, rsa2048: 0x0001 };
+
 function challengeRound(request) {
   if (request.ekType !== "eccP256" && request.ekType !== "rsa2048") return refuse("unknown ekType");
   var ek = parsePublic(b64uDecode(request.ekPublic));
+  if (ek.type !== EK_TYPES[request.ekType]) return refuse("the ekType is not the type of the EK public area");
   var ak = parsePublic(b64uDecode(request.akPublic));
   var certified = false;
   if (typeof request.ekCertificate === "string") {
