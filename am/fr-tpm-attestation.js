@@ -153,6 +153,17 @@ Reader.prototype.u32 = function () { var b = this.take(4); return ((b[0] << 24) 
 Reader.prototype.sized = function () { return this.take(this.u16()); };
 Reader.prototype.atEnd = function () { return this.index === this.bytes.length; };
 
+/* RSA keys: an odd public exponent of at least 3 and a 2048-4096-bit modulus. Anything else is
+ * no sound key, and a huge modulus only buys a device the verifier's time. */
+function checkRSA(exponent, modulus) {
+  if (exponent < 3 || exponent % 2 === 0) throw new Error("an RSA key with exponent " + exponent + " (it must be odd and at least 3)");
+  var i = 0;
+  while (i < modulus.length && modulus[i] === 0) i++;
+  var bits = (modulus.length - i) * 8;
+  if (i < modulus.length) for (var top = modulus[i]; top < 0x80; top <<= 1) bits--;
+  if (bits < 2048 || bits > 4096) throw new Error("an RSA key of " + bits + " bits (it must have 2048 to 4096)");
+}
+
 var ATTR = { fixedTPM: 0x2, fixedParent: 0x10, sensitiveDataOrigin: 0x20, restricted: 0x10000, decrypt: 0x20000, sign: 0x40000 };
 
 /* A TPM2B_PUBLIC of an ECC P-256 or RSA key: its area, name, attributes and key. */
@@ -175,6 +186,7 @@ function parsePublic(tpm2b) {
     var exponent = r.u32();
     key.exponent = exponent === 0 ? 65537 : exponent;
     key.modulus = r.sized();
+    checkRSA(key.exponent, key.modulus);
   } else if (key.type === 0x0023) {
     var curve = r.u16();
     if (r.u16() !== 0x0010) r.u16(); /* kdf */

@@ -254,4 +254,45 @@ import Testing
     let run = try challengeRound(sending(request, ekArea: area, ekType: "rsa2048"), config: config)
     #expect(run.outcome == "false" && run.refused == "the ekType is not the type of the EK public area", "\(run)")
   }
+
+  // MARK: RSA keys
+
+  @Test("an RSA key with an even exponent, an exponent below 3, or a modulus outside 2048–4096 bits is refused")
+  func unsoundRSAKeysAreRefused() throws {
+    let made = try BindingCommandTests.ManufacturedTPM()
+    var request = try attestationRequest(made.tcti, stateDirectory: made.directory + "/device")
+    request["ekCertificate"] = nil
+    let area = try ekArea(request)
+    try #require(area.count == 314 && area[0] == 0x00 && area[1] == 0x01)
+    /// The EK area with another exponent, or another modulus (and keyBits to match).
+    func variant(exponent: UInt32 = 0, modulusBits: Int = 2048) -> [UInt8] {
+      var generator = SystemRandomNumberGenerator()
+      var modulus = (0..<modulusBits / 8).map { _ in UInt8.random(in: 0...255, using: &generator) }
+      modulus[0] |= 0x80
+      modulus[modulus.count - 1] |= 1
+      let keyBits = UInt16(modulusBits)
+      return Array(area[0..<50]) + [UInt8(keyBits >> 8), UInt8(keyBits & 0xFF)]
+        + [24, 16, 8, 0].map { UInt8(exponent >> UInt32($0) & 0xFF) }
+        + [UInt8(modulus.count >> 8), UInt8(modulus.count & 0xFF)] + modulus
+    }
+    let cases: [(String, [UInt8], String?)] = [
+      ("exponent 3", variant(exponent: 3), nil),
+      ("4096 bits", variant(modulusBits: 4096), nil),
+      ("exponent 1", variant(exponent: 1), "an RSA key with exponent 1 (it must be odd and at least 3)"),
+      ("exponent 65536", variant(exponent: 65536), "an RSA key with exponent 65536 (it must be odd and at least 3)"),
+      ("1024 bits", variant(modulusBits: 1024), "an RSA key of 1024 bits (it must have 2048 to 4096)"),
+      ("8192 bits", variant(modulusBits: 8192), "an RSA key of 8192 bits (it must have 2048 to 4096)"),
+    ]
+    // Each trusted by its name, so only the key's own soundness decides.
+    let names = cases.map { JSON.string(TPMPublic.name(area: $0.1).map { String(format: "%02x", $0) }.joined()) }
+    let config: JSON = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": .array(names)]
+    for (name, mutated, refusal) in cases {
+      let run = try challengeRound(sending(request, ekArea: mutated), config: config)
+      if let refusal {
+        #expect(run.outcome == "false" && run.refused == refusal, "\(name): \(run)")
+      } else {
+        #expect(run.sentId == "frTpmAttestationChallenge", "\(name): \(run)")
+      }
+    }
+  }
 }
