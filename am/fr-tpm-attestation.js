@@ -81,6 +81,20 @@ function boundedJSON(text, what) {
   return JSON.parse(text);
 }
 
+/* Text for a log line: control characters (C0, DEL, C1, U+2028/2029) replaced, so nothing in
+ * it starts a line a log reader would take for another entry. */
+function loggable(text, limit) {
+  text = String(text);
+  if (text.length > limit) {
+    var end = /[\ud800-\udbff]/.test(text.charAt(limit - 1)) ? limit - 1 : limit; /* not half a surrogate pair */
+    text = text.substring(0, end) + "...";
+  }
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "?");
+}
+
+/* What a device chose (its error text, a callback id), quoted in a reason: 200 characters. */
+function deviceText(text) { return loggable(text, 200); }
+
 /* ---- Bytes: JavaScript arrays of 0..255; Java byte[] only at the Java boundary. */
 
 function toJava(bytes) {
@@ -356,7 +370,7 @@ function checkEndorsementCertificate(der, ek) {
 function message(text) {
   var value = boundedJSON(text, "the callback value");
   if (value === null || typeof value !== "object") throw new Error("not a JSON object");
-  if (typeof value.error === "string") throw new Error("the client cannot attest: " + value.error);
+  if (typeof value.error === "string") throw new Error("the client cannot attest: " + deviceText(value.error));
   if (value.v !== 1) throw new Error("not version 1");
   return value;
 }
@@ -365,7 +379,10 @@ function send(id, value) {
   action = fr.Action.send(new fr.HiddenValueCallback(id, JSON.stringify(value))).build();
 }
 
+/* Java's exception messages in a reason can quote a certificate, so the whole reason is
+ * made loggable too. */
 function refuse(reason) {
+  reason = loggable(reason, 1000);
   logger.error("fr-profile TPM attestation refused: " + reason);
   sharedState.put(STATE_KEY + ".refused", reason);
   outcome = "false";
@@ -472,7 +489,7 @@ function main() {
     if (!state || typeof state.credentialDigest !== "string") return refuse("an answer without a pending activation");
     return activationRound(message(callback.getValue()), state);
   }
-  return refuse("an unexpected callback " + id);
+  return refuse("an unexpected callback " + deviceText(id));
 }
 
 try {

@@ -295,4 +295,27 @@ import Testing
       }
     }
   }
+
+  // MARK: Device text in logs
+
+  @Test("device text in a refusal (the client's error, an unknown callback id) is logged bounded, without control characters")
+  func deviceTextIsCleanedForLogs() throws {
+    let hostile =
+      "no TPM\nerror: fr-profile TPM attestation accepted\r\u{1B}[2J\u{7F}\u{85}\u{9B}\u{2028}\u{2029}|"
+      + String(repeating: "x", count: 5000)
+    let error = try node(callbacks: [(id: "frTpmAttestationRequest", value: JSONWriter.compact(["v": 1, "error": .string(hostile)]))])
+    #expect(
+      error.refused?.hasPrefix("the client cannot attest: no TPM?error: fr-profile TPM attestation accepted??[2J?????|xx") == true,
+      "\(error.refused?.prefix(120).debugDescription ?? "no reason")")
+    let unknown = try node(callbacks: [(id: hostile, value: "{}")])
+    #expect(unknown.refused?.hasPrefix("an unexpected callback no TPM?error") == true)
+    for run in [error, unknown] {
+      #expect(run.outcome == "false" && run.log.count == 1, "\(run)")
+      for text in run.log + [run.refused ?? ""] {
+        #expect(text.count < 300, "\(text.count) characters")
+        let control = text.unicodeScalars.filter { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }
+        #expect(control.isEmpty, "\(text.debugDescription)")
+      }
+    }
+  }
 }
