@@ -1,11 +1,18 @@
 /*
  * fr-profile TPM attestation: a Scripted Decision node script for PingAM's legacy JavaScript
- * engine (Rhino, with Java classes). Outcomes: "true" (attested), "false" (refused).
+ * engine (Rhino, with Java classes). Outcomes:
+ *   "activated"  the TPM released the credential: its attestation key is kept (first node only)
+ *   "true"       a JWS's TPM evidence was verified, and nothing else ends "true" (second node only)
+ *   "false"      anything else; the reason is logged and left in sharedState "frTpmAttestation.refused"
  *
  * Place two Scripted Decision nodes with this script in the journey (README "TPM attestation"):
  *
- *   ... Username -> Password -> [this script] -> Device Binding -> Device Signing Verifier
- *       -> [this script] -> success
+ *   ... Username -> Password -> [this script] -activated-> Device Binding -> Device Signing Verifier
+ *       -> [this script] -true-> success
+ *
+ * Wire "activated" only in the first node and "true" only in the second; every other outcome of
+ * either node goes to failure. An activation proves a TPM, not that a key is in it, so an
+ * "activated" that reached success would pass a journey that never verified a JWS.
  *
  * The first node runs the credential-activation rounds: it asks the device for its endorsement
  * key (EK), EK certificate and attestation key (AK) in a HiddenValueCallback
@@ -45,6 +52,49 @@ var REQUEST_ID = "frTpmAttestationRequest";
 var CHALLENGE_ID = "frTpmAttestationChallenge";
 var JWT_KEY = "DeviceSigningVerifierNode.JWT";
 
+/* ---- Bounds, checked before any JSON.parse or base64 decode. Rhino's JSON.parse recurses once
+ * per nesting level and its StackOverflowError is beyond JavaScript's catch (the node would end
+ * without a reason), and a megabyte JWS costs seconds of CPU in the byte loops below. The
+ * largest genuine document is a request with an RSA EK certificate, 2-3 KB, and none nests
+ * deeper than 2 (claims -> tpmEvidence): 64 Ki characters and 16 levels leave ample room. */
+var MAX_LENGTH = 65536;
+var MAX_DEPTH = 16;
+
+function boundedJSON(text, what) {
+  text = String(text);
+  if (text.length > MAX_LENGTH) throw new Error(what + " is longer than " + MAX_LENGTH + " characters");
+  var depth = 0;
+  var inString = false;
+  for (var i = 0; i < text.length; i++) {
+    var c = text.charAt(i);
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      inString = true;
+    } else if (c === "[" || c === "{") {
+      if (++depth > MAX_DEPTH) throw new Error(what + " is nested deeper than " + MAX_DEPTH + " levels");
+    } else if ((c === "]" || c === "}") && --depth < 0) {
+      throw new Error(what + " is not JSON");
+    }
+  }
+  return JSON.parse(text);
+}
+
+/* Text for a log line: control characters (C0, DEL, C1, U+2028/2029) replaced, so nothing in
+ * it starts a line a log reader would take for another entry. */
+function loggable(text, limit) {
+  text = String(text);
+  if (text.length > limit) {
+    var end = /[\ud800-\udbff]/.test(text.charAt(limit - 1)) ? limit - 1 : limit; /* not half a surrogate pair */
+    text = text.substring(0, end) + "...";
+  }
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "?");
+}
+
+/* What a device chose (its error text, a callback id), quoted in a reason: 200 characters. */
+function deviceText(text) { return loggable(text, 200); }
+
 /* ---- Bytes: JavaScript arrays of 0..255; Java byte[] only at the Java boundary. */
 
 function toJava(bytes) {
@@ -62,7 +112,7 @@ function fromJava(javaBytes) {
 function utf8(text) { return fromJava(new java.lang.String(text).getBytes("UTF-8")); }
 
 function b64uDecode(text) {
-  if (typeof text !== "string" || !/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
+  if (typeof text !== "string" || text.length > MAX_LENGTH || !/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
   return fromJava(java.util.Base64.getUrlDecoder().decode(new java.lang.String(text)));
 }
 
@@ -117,6 +167,17 @@ Reader.prototype.u32 = function () { var b = this.take(4); return ((b[0] << 24) 
 Reader.prototype.sized = function () { return this.take(this.u16()); };
 Reader.prototype.atEnd = function () { return this.index === this.bytes.length; };
 
+/* RSA keys: an odd public exponent of at least 3 and a 2048-4096-bit modulus. Anything else is
+ * no sound key, and a huge modulus only buys a device the verifier's time. */
+function checkRSA(exponent, modulus) {
+  if (exponent < 3 || exponent % 2 === 0) throw new Error("an RSA key with exponent " + exponent + " (it must be odd and at least 3)");
+  var i = 0;
+  while (i < modulus.length && modulus[i] === 0) i++;
+  var bits = (modulus.length - i) * 8;
+  if (i < modulus.length) for (var top = modulus[i]; top < 0x80; top <<= 1) bits--;
+  if (bits < 2048 || bits > 4096) throw new Error("an RSA key of " + bits + " bits (it must have 2048 to 4096)");
+}
+
 var ATTR = { fixedTPM: 0x2, fixedParent: 0x10, sensitiveDataOrigin: 0x20, restricted: 0x10000, decrypt: 0x20000, sign: 0x40000 };
 
 /* A TPM2B_PUBLIC of an ECC P-256 or RSA key: its area, name, attributes and key. */
@@ -139,6 +200,7 @@ function parsePublic(tpm2b) {
     var exponent = r.u32();
     key.exponent = exponent === 0 ? 65537 : exponent;
     key.modulus = r.sized();
+    checkRSA(key.exponent, key.modulus);
   } else if (key.type === 0x0023) {
     var curve = r.u16();
     if (r.u16() !== 0x0010) r.u16(); /* kdf */
@@ -227,6 +289,48 @@ function zeros(count) { var out = []; for (var i = 0; i < count; i++) out.push(0
 
 /* ---- The EK certificate: PKIX path to a configured root, and it certifies this EK. */
 
+/* The EK's authPolicy in the TCG EK Credential Profile's templates: PolicySecret(TPM_RH_ENDORSEMENT). */
+var EK_POLICY = [
+  0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
+  0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa
+];
+
+/* `value` big-endian in exactly `length` bytes. */
+function unsigned(value, length) {
+  var bytes = fromJava(value.toByteArray());
+  while (bytes.length > length && bytes[0] === 0) bytes = bytes.slice(1);
+  if (value.signum() < 0 || bytes.length > length) throw new Error("a key value longer than " + length + " bytes");
+  while (bytes.length < length) bytes = [0].concat(bytes);
+  return bytes;
+}
+
+function isP256(parameters) {
+  var p256 = ecParameters();
+  return parameters.getCurve().equals(p256.getCurve()) && parameters.getGenerator().equals(p256.getGenerator())
+    && parameters.getOrder().equals(p256.getOrder()) && parameters.getCofactor() === p256.getCofactor();
+}
+
+/* The TPMT_PUBLIC a TPM makes for the certified key from template L-1 (RSA 2048) or L-2 (ECC
+ * P-256). The sent area must be exactly this: any other bytes that still carry the same key (a
+ * zero-padded unique, another policy, symmetric key or exponent) give the one TPM another EK
+ * name, so it could enrol under many. */
+function ekTemplate(certified) {
+  var head = [0x00, 0x0b].concat(u32(0x000300b2), sized(EK_POLICY), [0x00, 0x06, 0x00, 0x80, 0x00, 0x43, 0x00, 0x10]);
+  var algorithm = String(certified.getAlgorithm());
+  if (algorithm === "RSA") {
+    if (!certified.getPublicExponent().equals(java.math.BigInteger.valueOf(65537)) || certified.getModulus().bitLength() !== 2048) {
+      throw new Error("the EK certificate's RSA key is not 2048 bits with exponent 65537 (template L-1)");
+    }
+    return [0x00, 0x01].concat(head, [0x08, 0x00], u32(0), sized(unsigned(certified.getModulus(), 256)));
+  }
+  if (algorithm === "EC") {
+    if (!isP256(certified.getParams())) throw new Error("the EK certificate's EC key is not on NIST P-256 (template L-2)");
+    var w = certified.getW();
+    return [0x00, 0x23].concat(head, [0x00, 0x03, 0x00, 0x10], sized(unsigned(w.getAffineX(), 32)), sized(unsigned(w.getAffineY(), 32)));
+  }
+  throw new Error("the EK certificate's key is neither RSA nor EC");
+}
+
 function certificates(pem) {
   var factory = java.security.cert.CertificateFactory.getInstance("X.509");
   var list = new java.util.ArrayList();
@@ -240,6 +344,7 @@ function certificates(pem) {
 function checkEndorsementCertificate(der, ek) {
   var factory = java.security.cert.CertificateFactory.getInstance("X.509");
   var leaf = factory.generateCertificate(new java.io.ByteArrayInputStream(toJava(der)));
+  var template = ekTemplate(leaf.getPublicKey());
   var anchors = new java.util.HashSet();
   var roots = certificates(CONFIG.rootsPem);
   for (var i = 0; i < roots.size(); i++) anchors.add(new java.security.cert.TrustAnchor(roots.get(i), null));
@@ -257,20 +362,15 @@ function checkEndorsementCertificate(der, ek) {
   } catch (e) {
     return "the EK certificate does not chain to a trusted TPM manufacturer root (" + e + ")";
   }
-  var certified = leaf.getPublicKey();
-  var same = ek.type === 0x0001
-    ? certified.getModulus().equals(new java.math.BigInteger(1, toJava(ek.modulus)))
-    : certified.getW().getAffineX().equals(new java.math.BigInteger(1, toJava(ek.x)))
-      && certified.getW().getAffineY().equals(new java.math.BigInteger(1, toJava(ek.y)));
-  return same ? null : "the EK certificate certifies another key than this TPM's endorsement key";
+  return equal(template, ek.area) ? null : "the EK public area is not the TCG template for its certificate's key";
 }
 
 /* ---- The rounds. */
 
 function message(text) {
-  var value = JSON.parse(String(text));
+  var value = boundedJSON(text, "the callback value");
   if (value === null || typeof value !== "object") throw new Error("not a JSON object");
-  if (typeof value.error === "string") throw new Error("the client cannot attest: " + value.error);
+  if (typeof value.error === "string") throw new Error("the client cannot attest: " + deviceText(value.error));
   if (value.v !== 1) throw new Error("not version 1");
   return value;
 }
@@ -279,15 +379,21 @@ function send(id, value) {
   action = fr.Action.send(new fr.HiddenValueCallback(id, JSON.stringify(value))).build();
 }
 
+/* Java's exception messages in a reason can quote a certificate, so the whole reason is
+ * made loggable too. */
 function refuse(reason) {
+  reason = loggable(reason, 1000);
   logger.error("fr-profile TPM attestation refused: " + reason);
   sharedState.put(STATE_KEY + ".refused", reason);
   outcome = "false";
 }
 
+var EK_TYPES = { eccP256: 0x0023, rsa2048: 0x0001 };
+
 function challengeRound(request) {
   if (request.ekType !== "eccP256" && request.ekType !== "rsa2048") return refuse("unknown ekType");
   var ek = parsePublic(b64uDecode(request.ekPublic));
+  if (ek.type !== EK_TYPES[request.ekType]) return refuse("the ekType is not the type of the EK public area");
   var ak = parsePublic(b64uDecode(request.akPublic));
   var certified = false;
   if (typeof request.ekCertificate === "string") {
@@ -311,22 +417,23 @@ function challengeRound(request) {
   send(CHALLENGE_ID, { v: 1, credentialBlob: b64uEncode(sealed.credentialBlob), encryptedSecret: b64uEncode(sealed.encryptedSecret) });
 }
 
-function activationRound(answer) {
-  var pending = JSON.parse(String(sharedState.get(STATE_KEY)));
+function activationRound(answer, pending) {
   if (!equal(sha256(b64uDecode(answer.secret)), b64uDecode(pending.credentialDigest))) {
     return refuse("the answer is not the credential sealed to the endorsement key: that TPM did not release it");
   }
   pending.activated = true;
   delete pending.credentialDigest;
   sharedState.put(STATE_KEY, JSON.stringify(pending));
-  outcome = "true";
+  outcome = "activated";
 }
 
 function verifyRound(jws, state) {
-  var parts = String(jws).split(".");
+  jws = String(jws);
+  if (jws.length > MAX_LENGTH) return refuse("the JWS is longer than " + MAX_LENGTH + " characters");
+  var parts = jws.split(".");
   if (parts.length !== 3) return refuse("not a compact JWS");
-  var header = JSON.parse(String(new java.lang.String(toJava(b64uDecode(parts[0])), "UTF-8")));
-  var claims = JSON.parse(String(new java.lang.String(toJava(b64uDecode(parts[1])), "UTF-8")));
+  var header = boundedJSON(new java.lang.String(toJava(b64uDecode(parts[0])), "UTF-8"), "the JWS header");
+  var claims = boundedJSON(new java.lang.String(toJava(b64uDecode(parts[1])), "UTF-8"), "the JWS claims");
   if (header.alg !== "ES256") return refuse("a JWS not signed with ES256");
   var evidence = claims.tpmEvidence;
   if (!evidence || typeof evidence !== "object") {
@@ -365,15 +472,24 @@ function verifyRound(jws, state) {
 
 function main() {
   var stateText = sharedState.get(STATE_KEY);
-  var state = stateText ? JSON.parse(String(stateText)) : null;
+  var state = stateText ? boundedJSON(stateText, "the shared state") : null;
   var jws = transientState.get(JWT_KEY);
-  if (state && state.activated && jws) return verifyRound(jws, state);
+  if (jws) {
+    if (!(state && state.activated)) return refuse("a JWS but no activated attestation key in shared state");
+    return verifyRound(jws, state);
+  }
+  /* An activated key and no JWS: this is the verification node and the JWS is missing. A new
+   * activation here would end a journey in success with no key's evidence checked. */
+  if (state && state.activated) return refuse("no JWS from the Device Signing Verifier node in transient state");
   if (callbacks.isEmpty()) return send(REQUEST_ID, { v: 1 });
   var callback = callbacks.get(0);
   var id = String(callback.getId());
   if (id === REQUEST_ID) return challengeRound(message(callback.getValue()));
-  if (id === CHALLENGE_ID && state) return activationRound(message(callback.getValue()));
-  return refuse("an unexpected callback " + id);
+  if (id === CHALLENGE_ID) {
+    if (!state || typeof state.credentialDigest !== "string") return refuse("an answer without a pending activation");
+    return activationRound(message(callback.getValue()), state);
+  }
+  return refuse("an unexpected callback " + deviceText(id));
 }
 
 try {

@@ -11,7 +11,7 @@
  *  "sharedState":{…},"log":[…]}.
  */
 var harnessScript = arguments[0];
-var harnessContext = JSON.parse(String(readFile(arguments[1])));
+var harnessContext = JSON.parse(String(readFile(arguments[1], "UTF-8")));
 var harnessLog = [];
 
 var sharedState = new java.util.HashMap();

@@ -63,7 +63,7 @@ extension BindingCommandTests {
       try withServer({ $0.attestationConfig = made.scriptConfig }) { server, tree in
         let result = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", made.tcti])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(tree.outcomes == ["attestation: true", "binding: success", "signing: success", "attestation: true"])
+        #expect(tree.outcomes == ["attestation: activated", "binding: success", "signing: success", "attestation: true"])
         // Both JWSs carry evidence for their key, and the Swift verifier accepts it with the AK
         // the script activated.
         let ak = try activatedKey(try #require(tree.sharedStates.first))
@@ -100,7 +100,7 @@ extension BindingCommandTests {
         #expect(signed.stderr.contains("the key is not in the TPM, so its JWS carries no TPM evidence"))
         #expect(
           Array(tree.outcomes.suffix(3)) == [
-            "attestation: true", "signing: success",
+            "attestation: activated", "signing: success",
             "attestation: false (the JWS carries no tpmEvidence claim (a file key, or a client that does not attest))",
           ])
       }
@@ -130,7 +130,7 @@ extension BindingCommandTests {
         tree.attestationConfig = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)]]
         let trusted = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
         #expect(trusted.status == 0, "\(trusted.stderr)")
-        #expect(Array(tree.outcomes.suffix(4)) == ["attestation: true", "binding: success", "signing: success", "attestation: true"])
+        #expect(Array(tree.outcomes.suffix(4)) == ["attestation: activated", "binding: success", "signing: success", "attestation: true"])
       }
     }
   }
@@ -301,7 +301,7 @@ extension BindingCommandTests {
         "sharedState": sent["sharedState"] ?? [:], "transientState": [:], "config": made.scriptConfig,
         "callbacks": [["id": "frTpmAttestationChallenge", "value": .string(answered.stdout)]],
       ])
-      #expect(activated["outcome"] == "true")
+      #expect(activated["outcome"] == "activated")
       let sharedState = activated["sharedState"] ?? [:]
       let ak = try activatedKey(
         Dictionary(uniqueKeysWithValues: (sharedState.objectValue?.members ?? []).map { ($0.key, $0.value.stringValue ?? "") }))

@@ -28,17 +28,20 @@ enum AMScript {
   }
 
   /// Runs `script` once with `context` ({"sharedState", "transientState", "callbacks", "config"})
-  /// and returns the node's result ({"outcome", "callbacks", "sharedState", "log"}).
-  static func run(_ script: String = attestationScript, context: JSON) throws -> JSON {
+  /// and returns the node's result ({"outcome", "callbacks", "sharedState", "log"}). A run past
+  /// `timeout` seconds is killed and throws: a script must never hang its journey (or the tests).
+  static func run(_ script: String = attestationScript, context: JSON, timeout: Double = 60) throws -> JSON {
     let classes = try stubs.get()
     let file = NSTemporaryDirectory() + "fr-profile-am-context-\(UUID().uuidString).json"
     try JSONWriter.compact(context).write(toFile: file, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(atPath: file) }
     let result = try CLITests.run(
       [
-        "-cp", rhinoJar + ":" + classes, "org.mozilla.javascript.tools.shell.Main", packageRoot + "/Tests/AMScript/harness.js", script,
+        // UTF-8 for the result on stdout, whatever the (empty) environment's locale says.
+        "-Dfile.encoding=UTF-8", "-cp", rhinoJar + ":" + classes, "org.mozilla.javascript.tools.shell.Main", packageRoot + "/Tests/AMScript/harness.js", script,
         file,
-      ], executable: "/usr/bin/java")
+      ], executable: "/usr/bin/java", timeout: timeout)
+    if result.timedOut { throw ScriptError("the script ran longer than \(Int(timeout)) s and was killed") }
     guard result.status == 0, let parsed = try? JSONParser.parse(Array(result.stdout.utf8)) else {
       throw ScriptError("the script did not run (status \(result.status)): \(result.stderr.prefix(2000))")
     }

@@ -19,6 +19,8 @@ protocol CustomTree: AnyObject, Sendable {
 /// (Scripted Decision nodes running am/fr-tpm-attestation.js under Rhino, `AMScript`):
 /// `AttestedBind` = Username → Password → script → Device Binding → Device Signing Verifier →
 /// script; `AttestedSign` = Username → Password → script → Device Signing Verifier → script.
+/// A script node before the signing node activates (its journey goes on at outcome "activated"),
+/// one after it verifies (goes on at "true"); any other outcome fails the journey.
 /// The signing node leaves its JWS in transient state (`DeviceSigningVerifierNode.JWT`), as AM's does. A client error or a
 /// failed check ends in 401 and an outcome in `outcomes`. Also serves AM's
 /// `DELETE …/users/{userId}/devices/2fa/binding/{kid}`.
@@ -41,6 +43,9 @@ final class BindingServer: CustomTree, @unchecked Sendable {
   var authenticationType = "NONE"
   var timeout = 60
   var attestation = false
+  /// Whether the signing node leaves its JWS in transient state (false: a journey where
+  /// something between it and the script dropped it).
+  var signingLeavesJWS = true
   /// The binding and signing callbacks' title (a hostile server's, in the sanitizing tests).
   var title = "Authentication required"
   /// The username a binding callback sends for a user who logged in with the key's name,
@@ -76,6 +81,8 @@ final class BindingServer: CustomTree, @unchecked Sendable {
     var plan: [Node] = []
     var sharedState: [String: String] = [:]
     var transientState: [String: String] = [:]
+    /// The outcome the current script node's journey follows ("activated" or "true").
+    var scriptProceedsOn = ""
   }
 
   private static let plans: [String: [Session.Node]] = [
@@ -171,7 +178,7 @@ final class BindingServer: CustomTree, @unchecked Sendable {
       let outcome = verifySigning(jws, challenge: session.challenge, knownUser: session.user)
       decide("signing: \(outcome)")
       guard outcome == "success" else { return (401, Self.failure) }
-      session.transientState["DeviceSigningVerifierNode.JWT"] = jws
+      if signingLeavesJWS { session.transientState["DeviceSigningVerifierNode.JWT"] = jws }
       return advance(authId, &session)
     case .script:
       let answered: [JSON] = callbacks.filter { $0["type"]?.stringValue == "HiddenValueCallback" }.map { callback in
@@ -210,6 +217,9 @@ final class BindingServer: CustomTree, @unchecked Sendable {
       next = signingCallback(userId: user.universalId, challenge: session.challenge)
     case .script:
       session.stage = .script
+      // Wired as the script's header says: "activated" → Device Binding in the node before the
+      // signing node, "true" → success only in the node after it.
+      session.scriptProceedsOn = session.plan.contains(.signing) ? "activated" : "true"
       return runScript(authId, &session, callbacks: [])
     }
     lock.withLock { sessions[authId] = session }
@@ -217,7 +227,7 @@ final class BindingServer: CustomTree, @unchecked Sendable {
   }
 
   /// One run of the Scripted Decision node: its callbacks are sent, its outcome followed
-  /// ("true" to the next node, anything else a failure).
+  /// (`scriptProceedsOn` to the next node, anything else a failure).
   private func runScript(_ authId: String, _ session: inout Session, callbacks: [JSON]) -> (Int, String) {
     let context: JSON = [
       "sharedState": .object(JSONObject(session.sharedState.map { (key: $0.key, value: JSON.string($0.value)) })),
@@ -239,8 +249,8 @@ final class BindingServer: CustomTree, @unchecked Sendable {
       return (200, JSONWriter.compact(["authId": .string(authId), "callbacks": .array(hidden)]))
     }
     let outcome = result["outcome"]?.stringValue ?? "none"
-    if outcome == "true" {
-      decide("attestation: true")
+    if outcome == session.scriptProceedsOn {
+      decide("attestation: \(outcome)")
       session.transientState = [:]
       return advance(authId, &session)
     }

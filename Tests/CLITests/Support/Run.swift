@@ -1,10 +1,14 @@
 import Foundation
+import Glibc
+import Synchronization
 
 /// The result of one run of the built `fr-profile` binary.
 struct RunResult {
   var status: Int32
   var stdout: String
   var stderr: String
+  /// The child ran past its time limit and was killed.
+  var timedOut = false
 }
 
 /// Where `swift build` put the products: the directory of the test bundle itself.
@@ -18,10 +22,11 @@ let productsDirectory: String = {
 let frProfilePath = productsDirectory + "/fr-profile"
 
 /// Runs `executable` (default: the built fr-profile) with `arguments`, the given environment
-/// (nothing inherited unless passed) and optional standard input; waits for it to exit.
+/// (nothing inherited unless passed) and optional standard input; waits for it to exit, or
+/// kills it once it has run `timeout` seconds.
 func run(
   _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
-  executable: String = frProfilePath, prefix: [String] = [], directory: String? = nil
+  executable: String = frProfilePath, prefix: [String] = [], directory: String? = nil, timeout: Double? = nil
 ) throws -> RunResult {
   let process = Process()
   if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
@@ -38,6 +43,13 @@ func run(
   process.standardError = errPipe
   process.standardInput = inPipe
   try process.run()
+  // A runaway child is killed so its test fails instead of hanging the run. By pid, and only
+  // while this function has not seen it exit (a reaped pid could be reused).
+  let watchdog = Watchdog()
+  if let timeout {
+    let pid = process.processIdentifier
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { watchdog.kill(pid) }
+  }
   // Read both pipes concurrently so a chatty child cannot block on a full pipe.
   nonisolated(unsafe) var errData = Data()
   let group = DispatchGroup()
@@ -54,7 +66,25 @@ func run(
   return RunResult(
     status: process.terminationStatus,
     stdout: String(decoding: outData, as: UTF8.self),
-    stderr: String(decoding: errData, as: UTF8.self))
+    stderr: String(decoding: errData, as: UTF8.self), timedOut: watchdog.finish())
+}
+
+/// Whether a child was killed for running too long; `finish` disarms it once the child exited.
+private final class Watchdog: Sendable {
+  private let state = Mutex((exited: false, killed: false))
+
+  func kill(_ pid: pid_t) {
+    state.withLock { state in
+      if !state.exited { state.killed = Glibc.kill(pid, SIGKILL) == 0 }
+    }
+  }
+
+  func finish() -> Bool {
+    state.withLock { state in
+      state.exited = true
+      return state.killed
+    }
+  }
 }
 
 /// All bytes from `fd` until end of file. FileHandle.readDataToEndOfFile traps on EINTR, which
