@@ -165,7 +165,11 @@ let package = Package(
       ]),
     .testTarget(
       name: "TPMAttestationTests",
-      dependencies: ["TPMAttestation", "TPMKeys", "SWTPMSupport", .product(name: "X509", package: "swift-certificates")]),
+      dependencies: [
+        "TPMAttestation", "TPMKeys", "SWTPMSupport", "ProfileJSON", .product(name: "X509", package: "swift-certificates"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
+      ],
+      exclude: ["Fixtures"]),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",

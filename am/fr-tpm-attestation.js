@@ -113,7 +113,11 @@ function utf8(text) { return fromJava(new java.lang.String(text).getBytes("UTF-8
 
 function b64uDecode(text) {
   if (typeof text !== "string" || text.length > MAX_LENGTH || !/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
-  return fromJava(java.util.Base64.getUrlDecoder().decode(new java.lang.String(text)));
+  var bytes = fromJava(java.util.Base64.getUrlDecoder().decode(new java.lang.String(text)));
+  /* One byte string, one spelling: Java's decoder ignores unused bits that are not zero ("QR"
+   * and "QQ" are both "A"), so the text must be what the bytes encode to (as the Swift side). */
+  if (b64uEncode(bytes) !== text) throw new Error("not canonical base64url");
+  return bytes;
 }
 
 function b64uEncode(bytes) {

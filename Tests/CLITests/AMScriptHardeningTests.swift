@@ -90,6 +90,13 @@ import Testing
     }
   }
 
+  @Test("base64url that is not the canonical spelling of its bytes is refused (\"QR\" decoded to what \"QQ\" does)")
+  func nonCanonicalBase64URLIsRefused() throws {
+    let run = try node(sharedState: Self.pending, callbacks: [(id: "frTpmAttestationChallenge", value: #"{"v":1,"secret":"QR"}"#)])
+    #expect(run.outcome == "false", "\(run)")
+    #expect(run.refused?.contains("not canonical base64url") == true, "\(run)")
+  }
+
   @Test("a journey whose signing node leaves no JWS fails at the verification node, never re-activates")
   func journeyWithoutJWSFails() throws {
     let made = try BindingCommandTests.ManufacturedTPM()
@@ -119,7 +126,10 @@ import Testing
       ("header", try node(sharedState: Self.activated, jws: Self.jws(header: #"{"alg":"ES256","x":"# + Self.deep + "}"))),
       ("claims", try node(sharedState: Self.activated, jws: Self.jws(claims: #"{"challenge":"# + Self.deep + "}"))),
       ("request", try node(callbacks: [(id: "frTpmAttestationRequest", value: Self.deep)])),
-      ("answer", try node(sharedState: Self.pending, callbacks: [(id: "frTpmAttestationChallenge", value: #"{"v":1,"x":"# + Self.deep + "}")])),
+      (
+        "answer",
+        try node(sharedState: Self.pending, callbacks: [(id: "frTpmAttestationChallenge", value: #"{"v":1,"x":"# + Self.deep + "}")])
+      ),
     ]
     for (name, run) in cases {
       #expect(run.outcome == "false", "\(name): \(run)")
@@ -133,7 +143,9 @@ import Testing
     let big = try node(sharedState: Self.activated, jws: Self.jws(claims: #"{"challenge":"c","x":""# + padding + #""}"#))
     #expect(big.outcome == "false" && big.refused?.contains("the JWS is longer than 65536 characters") == true, "\(big.refused ?? "")")
     let request = try node(callbacks: [(id: "frTpmAttestationRequest", value: #"{"v":1,"x":""# + padding + #"","y":""# + padding + #""}"#)])
-    #expect(request.outcome == "false" && request.refused?.contains("the callback value is longer than 65536 characters") == true, "\(request.refused ?? "")")
+    #expect(
+      request.outcome == "false" && request.refused?.contains("the callback value is longer than 65536 characters") == true,
+      "\(request.refused ?? "")")
   }
 
   // MARK: The EK public area is the TCG template of its certificate's key
@@ -203,10 +215,11 @@ import Testing
     // TPMT_PUBLIC: authPolicy at 8, symmetric at 42 (keyBits 44), x at 54, y at 88.
     let area = try ekArea(request)
     try #require(area.count == 122 && area[0] == 0x00 && area[1] == 0x23)
-    let spki: [UInt8] = [
-      0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03,
-      0x01, 0x07, 0x03, 0x42, 0x00, 0x04,
-    ] + area[56..<88] + area[90..<122]
+    let spki: [UInt8] =
+      [
+        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03,
+        0x01, 0x07, 0x03, 0x42, 0x00, 0x04,
+      ] + area[56..<88] + area[90..<122]
     let files = made.directory + "/ecc-ek"
     try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
     try Data(spki).write(to: URL(fileURLWithPath: files + "/ek.spki"))
@@ -313,7 +326,9 @@ import Testing
       #expect(run.outcome == "false" && run.log.count == 1, "\(run)")
       for text in run.log + [run.refused ?? ""] {
         #expect(text.count < 300, "\(text.count) characters")
-        let control = text.unicodeScalars.filter { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }
+        let control = text.unicodeScalars.filter {
+          $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029
+        }
         #expect(control.isEmpty, "\(text.debugDescription)")
       }
     }

@@ -8,6 +8,8 @@ public struct TestProcess {
   /// What a finished (or killed) child left.
   public struct Result: Sendable {
     public var status: Int32
+    /// Standard output as bytes (`stdout` is it as UTF-8 text).
+    public var output: [UInt8]
     public var stdout: String
     public var stderr: String
     /// True when the child was killed at its time limit (`status` is then 128 + SIGKILL).
@@ -121,7 +123,8 @@ public struct TestProcess {
     kill(-pid, SIGKILL)
     let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     return Result(
-      status: code, stdout: String(decoding: output[0], as: UTF8.self), stderr: String(decoding: output[1], as: UTF8.self),
+      status: code, output: output[0], stdout: String(decoding: output[0], as: UTF8.self),
+      stderr: String(decoding: output[1], as: UTF8.self),
       timedOut: timedOut)
   }
 
