@@ -6,7 +6,7 @@ import Testing
 
 /// am/fr-tpm-attestation.js given what a hostile device (or a miswired journey) sends: each
 /// case must end in outcome "false" with a reason, never "true" or "activated", never a crash.
-@Suite(.serialized) struct AMScriptHardeningTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct AMScriptHardeningTests {
   let binding = BindingCommandTests()
 
   /// One run of the script as a node: its outcome, the callback it sent, its reason and log.
@@ -204,68 +204,62 @@ import Testing
   @Test("an ECC EK area other than template L-2 for its certificate's key is refused (keyBits, authPolicy, attributes, zero-padded x)")
   func eccEKAreaMustBeTheTemplate() throws {
     let made = try BindingCommandTests.ManufacturedTPM()
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      // The P-256 EK of an unmanufactured swtpm, certified here by the manufactured TPM's CA.
+      var request = try attestationRequest(tpm.tcti, stateDirectory: made.directory + "/device")
+      #expect(request["ekType"] == "eccP256" && request["ekCertificate"] == nil)
+      // TPMT_PUBLIC: authPolicy at 8, symmetric at 42 (keyBits 44), x at 54, y at 88.
+      let area = try ekArea(request)
+      try #require(area.count == 122 && area[0] == 0x00 && area[1] == 0x23)
+      let spki: [UInt8] =
+        [
+          0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03,
+          0x01, 0x07, 0x03, 0x42, 0x00, 0x04,
+        ] + area[56..<88] + area[90..<122]
+      let files = made.directory + "/ecc-ek"
+      try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+      try Data(spki).write(to: URL(fileURLWithPath: files + "/ek.spki"))
+      let openssl = "/usr/bin/openssl"
+      let pem = try run(["pkey", "-pubin", "-inform", "DER", "-in", files + "/ek.spki", "-out", files + "/ek.pem"], executable: openssl)
+      try #require(pem.status == 0, "\(pem.stderr)")
+      let certificate = try run(
+        [
+          "x509", "-new", "-subj", "/CN=fr-profile test P-256 EK", "-force_pubkey", files + "/ek.pem", "-CA", made.issuer, "-CAkey",
+          made.directory + "/ca/signkey.pem", "-days", "2", "-outform", "DER", "-out", files + "/ek.der",
+        ], executable: openssl)
+      try #require(certificate.status == 0, "\(certificate.stderr)")
+      request["ekCertificate"] = .string(Base64URL.encode(try Data(contentsOf: URL(fileURLWithPath: files + "/ek.der"))))
+      let genuine = try challengeRound(JSONWriter.compact(.object(request)), config: made.scriptConfig)
+      #expect(genuine.sentId == "frTpmAttestationChallenge", "\(genuine)")
+      var keyBits = area
+      keyBits.replaceSubrange(44..<46, with: [0x01, 0x00])
+      var policy = area
+      policy[41] ^= 0x80
+      var attributes = area
+      attributes[7] |= 0x40  // userWithAuth
+      for (name, mutated) in [("keyBits", keyBits), ("authPolicy", policy), ("attributes", attributes)] {
+        let run = try challengeRound(sending(request, ekArea: mutated), config: made.scriptConfig)
+        #expect(run.outcome == "false" && run.refused == Self.notTemplate, "\(name): \(run)")
+      }
+      var zeroPadded = area
+      zeroPadded.replaceSubrange(54..<56, with: [0x00, 0x21, 0x00])
+      #expect(try challengeRound(sending(request, ekArea: zeroPadded), config: made.scriptConfig).outcome == "false")
     }
-    // The P-256 EK of an unmanufactured swtpm, certified here by the manufactured TPM's CA.
-    var request = try attestationRequest(tpm.tcti, stateDirectory: made.directory + "/device")
-    #expect(request["ekType"] == "eccP256" && request["ekCertificate"] == nil)
-    // TPMT_PUBLIC: authPolicy at 8, symmetric at 42 (keyBits 44), x at 54, y at 88.
-    let area = try ekArea(request)
-    try #require(area.count == 122 && area[0] == 0x00 && area[1] == 0x23)
-    let spki: [UInt8] =
-      [
-        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03,
-        0x01, 0x07, 0x03, 0x42, 0x00, 0x04,
-      ] + area[56..<88] + area[90..<122]
-    let files = made.directory + "/ecc-ek"
-    try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
-    try Data(spki).write(to: URL(fileURLWithPath: files + "/ek.spki"))
-    let openssl = "/usr/bin/openssl"
-    let pem = try run(["pkey", "-pubin", "-inform", "DER", "-in", files + "/ek.spki", "-out", files + "/ek.pem"], executable: openssl)
-    try #require(pem.status == 0, "\(pem.stderr)")
-    let certificate = try run(
-      [
-        "x509", "-new", "-subj", "/CN=fr-profile test P-256 EK", "-force_pubkey", files + "/ek.pem", "-CA", made.issuer, "-CAkey",
-        made.directory + "/ca/signkey.pem", "-days", "2", "-outform", "DER", "-out", files + "/ek.der",
-      ], executable: openssl)
-    try #require(certificate.status == 0, "\(certificate.stderr)")
-    request["ekCertificate"] = .string(Base64URL.encode(try Data(contentsOf: URL(fileURLWithPath: files + "/ek.der"))))
-    let genuine = try challengeRound(JSONWriter.compact(.object(request)), config: made.scriptConfig)
-    #expect(genuine.sentId == "frTpmAttestationChallenge", "\(genuine)")
-    var keyBits = area
-    keyBits.replaceSubrange(44..<46, with: [0x01, 0x00])
-    var policy = area
-    policy[41] ^= 0x80
-    var attributes = area
-    attributes[7] |= 0x40  // userWithAuth
-    for (name, mutated) in [("keyBits", keyBits), ("authPolicy", policy), ("attributes", attributes)] {
-      let run = try challengeRound(sending(request, ekArea: mutated), config: made.scriptConfig)
-      #expect(run.outcome == "false" && run.refused == Self.notTemplate, "\(name): \(run)")
-    }
-    var zeroPadded = area
-    zeroPadded.replaceSubrange(54..<56, with: [0x00, 0x21, 0x00])
-    #expect(try challengeRound(sending(request, ekArea: zeroPadded), config: made.scriptConfig).outcome == "false")
   }
 
   @Test("an EK trusted by name is refused when sent with an ekType other than its area's")
   func trustedEKNeedsItsType() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      let directory = try makeTemporaryDirectory("fr-profile-am")
+      defer { removeTemporaryDirectory(directory) }
+      let request = try attestationRequest(tpm.tcti, stateDirectory: directory + "/device")
+      let area = try ekArea(request)
+      let name = TPMPublic.name(area: area).map { String(format: "%02x", $0) }.joined()
+      let config: JSON = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)]]
+      #expect(try challengeRound(sending(request, ekArea: area), config: config).sentId == "frTpmAttestationChallenge")
+      let run = try challengeRound(sending(request, ekArea: area, ekType: "rsa2048"), config: config)
+      #expect(run.outcome == "false" && run.refused == "the ekType is not the type of the EK public area", "\(run)")
     }
-    let directory = try makeTemporaryDirectory("fr-profile-am")
-    defer { removeTemporaryDirectory(directory) }
-    let request = try attestationRequest(tpm.tcti, stateDirectory: directory + "/device")
-    let area = try ekArea(request)
-    let name = TPMPublic.name(area: area).map { String(format: "%02x", $0) }.joined()
-    let config: JSON = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)]]
-    #expect(try challengeRound(sending(request, ekArea: area), config: config).sentId == "frTpmAttestationChallenge")
-    let run = try challengeRound(sending(request, ekArea: area, ekType: "rsa2048"), config: config)
-    #expect(run.outcome == "false" && run.refused == "the ekType is not the type of the EK public area", "\(run)")
   }
 
   // MARK: RSA keys

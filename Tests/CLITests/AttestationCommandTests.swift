@@ -109,28 +109,26 @@ extension BindingCommandTests {
 
   @Test("a TPM without an EK certificate is refused unless its EK is trusted by name (the ECC P-256 EK, ECDH in Rhino)")
   func uncertifiedTPMNeedsItsEKByName() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
-    }
-    try withDevice { device in
-      let request = try run(["attest", "request", "--tcti", tpm.tcti] + device.arguments)
-      #expect(request.status == 0, "\(request.stderr)")
-      let parsed = try AttestationRequest(json: try JSONParser.parse(Array(request.stdout.utf8)))
-      #expect(parsed.endorsementKeyType == "eccP256" && parsed.endorsementCertificate == nil)
-      let name = try TPMPublic(tpm2b: parsed.endorsementKey).name.map { String(format: "%02x", $0) }.joined()
-      try withServer { server, tree in
-        let refused = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
-        #expect(refused.status == 1)
-        #expect(
-          tree.outcomes == [
-            "attestation: false (the TPM sent no EK certificate and its endorsement key is not among the trusted ones)"
-          ])
-        tree.attestationConfig = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)]]
-        let trusted = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
-        #expect(trusted.status == 0, "\(trusted.stderr)")
-        #expect(Array(tree.outcomes.suffix(4)) == ["attestation: activated", "binding: success", "signing: success", "attestation: true"])
+    try withSWTPM { tpm in
+      try withDevice { device in
+        let request = try run(["attest", "request", "--tcti", tpm.tcti] + device.arguments)
+        #expect(request.status == 0, "\(request.stderr)")
+        let parsed = try AttestationRequest(json: try JSONParser.parse(Array(request.stdout.utf8)))
+        #expect(parsed.endorsementKeyType == "eccP256" && parsed.endorsementCertificate == nil)
+        let name = try TPMPublic(tpm2b: parsed.endorsementKey).name.map { String(format: "%02x", $0) }.joined()
+        try withServer { server, tree in
+          let refused = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
+          #expect(refused.status == 1)
+          #expect(
+            tree.outcomes == [
+              "attestation: false (the TPM sent no EK certificate and its endorsement key is not among the trusted ones)"
+            ])
+          tree.attestationConfig = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)]]
+          let trusted = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
+          #expect(trusted.status == 0, "\(trusted.stderr)")
+          #expect(
+            Array(tree.outcomes.suffix(4)) == ["attestation: activated", "binding: success", "signing: success", "attestation: true"])
+        }
       }
     }
   }
@@ -238,47 +236,44 @@ extension BindingCommandTests {
   @Test("an AK of a second TPM presented with the first TPM's EK certificate is never activated (CVE-2022-1053), by either verifier")
   func anotherTPMsAttestationKeyIsNeverActivated() throws {
     let made = try ManufacturedTPM()
-    let software = try SWTPM()
-    defer {
-      software.stop()
-      software.removeState()
-    }
-    try withDevice { device in
-      let files = try offlineAttestation(made, device)
-      // The software TPM's AK, presented with the manufactured TPM's EK and certificate.
-      let softwareState = device.directory + "/software-state"
-      let other = try run(["attest", "request", "--tcti", software.tcti, "--state-dir", softwareState])
-      #expect(other.status == 0, "\(other.stderr)")
-      var request = try #require(try JSONParser.parse(Array(try String(contentsOfFile: files.request, encoding: .utf8).utf8)).objectValue)
-      request["akPublic"] = try JSONParser.parse(Array(other.stdout.utf8))["akPublic"]
-      let forged = device.directory + "/forged.json"
-      try JSONWriter.compact(.object(request)).write(toFile: forged, atomically: true, encoding: .utf8)
-      let challenge = try run([
-        "attest", "challenge", forged, "--roots", made.root, "--intermediates", made.issuer, "--state",
-        device.directory + "/forged-state.json",
-        "-o", device.directory + "/forged-challenge.json",
-      ])
-      #expect(challenge.status == 0, "\(challenge.stderr)")
-      // Neither TPM releases the credential: the software TPM lacks the EK, the real one the AK.
-      let bySoftware = try run([
-        "attest", "answer", device.directory + "/forged-challenge.json", "--tcti", software.tcti, "--state-dir", softwareState,
-      ])
-      #expect(bySoftware.status != 0)
-      let byReal = try run(["attest", "answer", device.directory + "/forged-challenge.json", "--tcti", made.tcti] + device.arguments)
-      #expect(byReal.status != 0)
-      // The AM script, given the same forged request, seals to the real EK too; an answer it did not
-      // release is refused.
-      let sent = try AMScript.run(context: [
-        "sharedState": [:], "transientState": [:], "config": made.scriptConfig,
-        "callbacks": [["id": "frTpmAttestationRequest", "value": .string(JSONWriter.compact(.object(request)))]],
-      ])
-      #expect(sent["callbacks"]?[0]?["id"] == "frTpmAttestationChallenge")
-      let refused = try AMScript.run(context: [
-        "sharedState": sent["sharedState"] ?? [:], "transientState": [:], "config": made.scriptConfig,
-        "callbacks": [["id": "frTpmAttestationChallenge", "value": #"{"v":1,"secret":"AAAA"}"#]],
-      ])
-      #expect(refused["outcome"] == "false")
-      #expect(refused["sharedState"]?["frTpmAttestation.refused"]?.stringValue?.contains("did not release") == true)
+    try withSWTPM { software in
+      try withDevice { device in
+        let files = try offlineAttestation(made, device)
+        // The software TPM's AK, presented with the manufactured TPM's EK and certificate.
+        let softwareState = device.directory + "/software-state"
+        let other = try run(["attest", "request", "--tcti", software.tcti, "--state-dir", softwareState])
+        #expect(other.status == 0, "\(other.stderr)")
+        var request = try #require(try JSONParser.parse(Array(try String(contentsOfFile: files.request, encoding: .utf8).utf8)).objectValue)
+        request["akPublic"] = try JSONParser.parse(Array(other.stdout.utf8))["akPublic"]
+        let forged = device.directory + "/forged.json"
+        try JSONWriter.compact(.object(request)).write(toFile: forged, atomically: true, encoding: .utf8)
+        let challenge = try run([
+          "attest", "challenge", forged, "--roots", made.root, "--intermediates", made.issuer, "--state",
+          device.directory + "/forged-state.json",
+          "-o", device.directory + "/forged-challenge.json",
+        ])
+        #expect(challenge.status == 0, "\(challenge.stderr)")
+        // Neither TPM releases the credential: the software TPM lacks the EK, the real one the AK.
+        let bySoftware = try run([
+          "attest", "answer", device.directory + "/forged-challenge.json", "--tcti", software.tcti, "--state-dir", softwareState,
+        ])
+        #expect(bySoftware.status != 0)
+        let byReal = try run(["attest", "answer", device.directory + "/forged-challenge.json", "--tcti", made.tcti] + device.arguments)
+        #expect(byReal.status != 0)
+        // The AM script, given the same forged request, seals to the real EK too; an answer it did not
+        // release is refused.
+        let sent = try AMScript.run(context: [
+          "sharedState": [:], "transientState": [:], "config": made.scriptConfig,
+          "callbacks": [["id": "frTpmAttestationRequest", "value": .string(JSONWriter.compact(.object(request)))]],
+        ])
+        #expect(sent["callbacks"]?[0]?["id"] == "frTpmAttestationChallenge")
+        let refused = try AMScript.run(context: [
+          "sharedState": sent["sharedState"] ?? [:], "transientState": [:], "config": made.scriptConfig,
+          "callbacks": [["id": "frTpmAttestationChallenge", "value": #"{"v":1,"secret":"AAAA"}"#]],
+        ])
+        #expect(refused["outcome"] == "false")
+        #expect(refused["sharedState"]?["frTpmAttestation.refused"]?.stringValue?.contains("did not release") == true)
+      }
     }
   }
 
@@ -356,31 +351,28 @@ extension BindingCommandTests {
   @Test("a state directory copied to another TPM, or a TPM wiped, is detected (exit 81) and never answered with a new AK silently")
   func changedTPMIsDetected() throws {
     let made = try ManufacturedTPM()
-    let other = try SWTPM()
-    defer {
-      other.stop()
-      other.removeState()
-    }
-    try withDevice { device in
-      #expect(try run(["attest", "request", "--tcti", made.tcti] + device.arguments).status == 0)
-      let before = try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8)
-      #expect(fileMode(device.state + "/attestation-key.json") == 0o600)
-      let copied = try run(["attest", "request", "--tcti", other.tcti] + device.arguments)
-      #expect(copied.status == 81, "\(copied.stderr)")
-      #expect(copied.stderr.contains("endorsement key is not the one") && copied.stderr.contains("--replace"))
-      #expect(try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8) == before)
-      // Wiped: the same swtpm state directory made anew (new seeds).
-      made.tpm.stop()
-      let wipedDirectory = try makeTemporaryDirectory("fr-profile-wiped")
-      defer { removeTemporaryDirectory(wipedDirectory) }
-      let wiped = try SWTPM(stateDirectory: wipedDirectory)
-      defer { wiped.stop() }
-      let afterWipe = try run(["attest", "request", "--tcti", wiped.tcti] + device.arguments)
-      #expect(afterWipe.status == 81 && afterWipe.stderr.contains("replaced"), "\(afterWipe.stderr)")
-      // The way out: a new AK on purpose.
-      let replaced = try run(["attest", "request", "--replace", "--tcti", wiped.tcti] + device.arguments)
-      #expect(replaced.status == 0, "\(replaced.stderr)")
-      #expect(try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8) != before)
+    try withSWTPM { other in
+      try withDevice { device in
+        #expect(try run(["attest", "request", "--tcti", made.tcti] + device.arguments).status == 0)
+        let before = try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8)
+        #expect(fileMode(device.state + "/attestation-key.json") == 0o600)
+        let copied = try run(["attest", "request", "--tcti", other.tcti] + device.arguments)
+        #expect(copied.status == 81, "\(copied.stderr)")
+        #expect(copied.stderr.contains("endorsement key is not the one") && copied.stderr.contains("--replace"))
+        #expect(try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8) == before)
+        // Wiped: the same swtpm state directory made anew (new seeds).
+        made.tpm.stop()
+        let wipedDirectory = try makeTemporaryDirectory("fr-profile-wiped")
+        defer { removeTemporaryDirectory(wipedDirectory) }
+        try withSWTPM(stateDirectory: wipedDirectory) { wiped in
+          let afterWipe = try run(["attest", "request", "--tcti", wiped.tcti] + device.arguments)
+          #expect(afterWipe.status == 81 && afterWipe.stderr.contains("replaced"), "\(afterWipe.stderr)")
+          // The way out: a new AK on purpose.
+          let replaced = try run(["attest", "request", "--replace", "--tcti", wiped.tcti] + device.arguments)
+          #expect(replaced.status == 0, "\(replaced.stderr)")
+          #expect(try String(contentsOfFile: device.state + "/attestation-key.json", encoding: .utf8) != before)
+        }
+      }
     }
   }
 }
@@ -423,26 +415,22 @@ extension BindingCommandTests {
 
   @Test("attest request, answer and certify end at --max-time when the TPM stops answering (exit 75)")
   func attestClientVerbsHaveADeadline() throws {
-    let tpm = try SWTPM()
-    defer {
-      kill(tpm.pid, SIGCONT)
-      tpm.stop()
-      tpm.removeState()
-    }
-    try withDevice { device in
-      // The identity key and the attestation key in the TPM, then the TPM stops answering.
-      #expect(try run(["identifier", "--move-to-tpm", "--tcti", tpm.tcti] + device.arguments).status == 0)
-      #expect(try run(["attest", "request", "--tcti", tpm.tcti] + device.arguments).status == 0)
-      #expect(kill(tpm.pid, SIGSTOP) == 0)
-      try #"{"v":1,"credentialBlob":"AAAA","encryptedSecret":"AAAA"}"#.write(
-        toFile: device.directory + "/challenge.json", atomically: true, encoding: .utf8)
-      for verb in [["request"], ["answer", device.directory + "/challenge.json"], ["certify", "--identity", "--challenge", "x"]] {
-        let started = Date()
-        let stalled = try run(["attest"] + verb + ["--tcti", tpm.tcti, "--max-time", "2"] + device.arguments)
-        let took = Date().timeIntervalSince(started)
-        #expect(stalled.status == 75, "\(verb): \(stalled.stderr)")
-        #expect(stalled.stderr.contains("did not end within --max-time (2 s)"), "\(stalled.stderr)")
-        #expect(took < 10, "took \(took) s")
+    try withSWTPM { tpm in
+      try withDevice { device in
+        // The identity key and the attestation key in the TPM, then the TPM stops answering.
+        #expect(try run(["identifier", "--move-to-tpm", "--tcti", tpm.tcti] + device.arguments).status == 0)
+        #expect(try run(["attest", "request", "--tcti", tpm.tcti] + device.arguments).status == 0)
+        #expect(kill(tpm.pid, SIGSTOP) == 0)
+        try #"{"v":1,"credentialBlob":"AAAA","encryptedSecret":"AAAA"}"#.write(
+          toFile: device.directory + "/challenge.json", atomically: true, encoding: .utf8)
+        for verb in [["request"], ["answer", device.directory + "/challenge.json"], ["certify", "--identity", "--challenge", "x"]] {
+          let started = Date()
+          let stalled = try run(["attest"] + verb + ["--tcti", tpm.tcti, "--max-time", "2"] + device.arguments)
+          let took = Date().timeIntervalSince(started)
+          #expect(stalled.status == 75, "\(verb): \(stalled.stderr)")
+          #expect(stalled.stderr.contains("did not end within --max-time (2 s)"), "\(stalled.stderr)")
+          #expect(took < 10, "took \(took) s")
+        }
       }
     }
   }

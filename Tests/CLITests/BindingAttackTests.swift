@@ -42,6 +42,7 @@ extension BindingCommandTests {
     let argv =
       prefix + [frProfilePath, "journey", "--server", server.url, "--realm", "alpha", "--tree", "Sign", "--user", "demo"]
       + ["--password-stdin", "--state-dir", state ?? device.state, "--root", device.root, "--pin-file", pinPath]
+      + ["--max-time", "90"]  // bounded like every child of the tests: fr-profile's own watchdog ends it
     process.executableURL = URL(fileURLWithPath: argv[0])
     process.arguments = Array(argv.dropFirst())
     process.environment = device.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
@@ -56,7 +57,8 @@ extension BindingCommandTests {
     return BackgroundSigning(process: process, errors: errors)
   }
 
-  /// Polls `condition` every 5 ms for up to `seconds`; whether it came true.
+  /// Polls `condition` — the event itself: a key file's content, a state /proc shows, neither of
+  /// which notifies — every 5 ms for up to `seconds`; whether it came true.
   func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
@@ -197,7 +199,7 @@ extension BindingCommandTests {
 }
 
 /// A preload library that hides itself from the environment is still seen in the maps.
-@Suite struct HiddenPreloadTests {
+@Suite(.timeLimit(.minutes(10))) struct HiddenPreloadTests {
   @Test("a preload that unsets LD_PRELOAD in its constructor is named by the tamper report")
   func aSelfHidingPreloadIsDetected() throws {
     let directory = try makeTemporaryDirectory("fr-profile-preload")

@@ -4,7 +4,7 @@ import Testing
 
 /// Device binding end to end: the built fr-profile against
 /// `BindingServer`, AM's Device Binding and Device Signing Verifier nodes.
-@Suite(.serialized) struct BindingCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct BindingCommandTests {
   let password = "s3cret-Passw0rd"
 
   /// A scratch directory: a state directory, a PIN file, a PAM configuration directory and
@@ -280,14 +280,13 @@ import Testing
   @Test func delayPolicyMakesTheNextAttemptWait() throws {
     try withDevice { device in
       try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
+        // Through the command: a wrong PIN sets the delay, and an attempt within it is refused
+        // unread. The doubling and the wait's end are the clocked unit tests' (PINTests), not
+        // wall-clock sleeps here.
         try bindPIN(server, device, lock: "delay")
         #expect(try sign(server, device, pin: "000000").stderr.contains("next attempt in 1 s"))
-        usleep(1_100_000)
-        #expect(try sign(server, device, pin: "000000").stderr.contains("next attempt in 2 s"))
         let early = try sign(server, device, pin: "271828")
         #expect(early.status == 1 && early.stderr.contains("can be tried again in"))
-        usleep(2_100_000)
-        #expect(try sign(server, device, pin: "271828").status == 0)
       }
     }
   }
@@ -437,9 +436,8 @@ import Testing
     }
   }
 
-  @Test("nobody cannot use or list root's bound keys")
+  @Test("nobody cannot use or list root's bound keys", .enabled(if: canDropPrivileges, "needs root to run as nobody"))
   func otherUsersAreRefused() throws {
-    guard canDropPrivileges else { return }
     try withDevice { device in
       try withServer { server, _ in
         #expect(try journey(server, device, tree: "Bind").status == 0)

@@ -4,7 +4,7 @@ import Testing
 
 /// The command line's conventions (issue 10's papercuts): one-line usage errors with exit 64,
 /// negative coordinates, `-o -`, one output convention, no silently ignored options.
-@Suite struct CLIConventionTests {
+@Suite(.timeLimit(.minutes(10))) struct CLIConventionTests {
   /// A usage error: exit 64 and exactly one line on stderr naming the help to read.
   func expectUsageError(
     _ arguments: [String], help: String, contains text: String, executable: String = frProfilePath

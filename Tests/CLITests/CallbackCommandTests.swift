@@ -3,7 +3,7 @@ import ProfileJSON
 import Testing
 
 /// `fr-profile callback` on AM's own authenticate responses and on our own.
-@Suite struct CallbackCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct CallbackCommandTests {
   static let reference = [
     "authenticate-device-profile-All.json", "authenticate-device-profile-MetadataOnly.json",
     "authenticate-device-profile-LocationOnly.json", "several-callbacks.json",

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `fr-profile collect` end to end: the built binary on recorded machine trees.
-@Suite struct CollectCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct CollectCommandTests {
   static let machines = ["laptop", "raspberry-pi", "cloud-vm", "container"]
   static let identifierPattern = try! NSRegularExpression(pattern: #""identifier":"([0-9a-f]{16}-)?[0-9a-f]{40}""#)
   static let storagePattern = try! NSRegularExpression(pattern: #""storage":[1-9][0-9]*"#)
@@ -142,7 +142,7 @@ import Testing
 }
 
 /// Odd /proc, /sys and /etc content drops keys; it never crashes the collector.
-@Suite struct CollectRobustnessTests {
+@Suite(.timeLimit(.minutes(10))) struct CollectRobustnessTests {
   @Test(arguments: [0, 1, 2, 3, 4])
   func garbageInEveryFileStillGivesAProfile(seed: Int) throws {
     let work = try makeTemporaryDirectory()

@@ -9,7 +9,7 @@ import Testing
 /// its CA file) by the loopback `AuthenticateServer` serving the example's realm and tree
 /// (HTTPS with a test CA for am.internal), `pass show am/demo` by the test password, and a
 /// position by `FR_PROFILE_LOCATION`. `make …` lines are what CI itself runs, so they are left out.
-@Suite struct ExampleTests {
+@Suite(.timeLimit(.minutes(10))) struct ExampleTests {
   struct Example: CustomStringConvertible, Sendable {
     var source: String
     var command: String

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The identity through the binary: persistence, concurrency, permissions and rotation.
-@Suite struct IdentityCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct IdentityCommandTests {
   @Test func identifierPersistsAcrossProcessesAndMatchesCollect() throws {
     let state = try makeTemporaryDirectory()
     defer { removeTemporaryDirectory(state) }
@@ -135,7 +135,7 @@ import Testing
   }
 }
 
-@Suite struct TamperCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct TamperCommandTests {
   @Test func explainsEachDetector() throws {
     let result = try run(["tamper", "--root", machineRoot("cloud-vm")])
     #expect(result.status == 0)

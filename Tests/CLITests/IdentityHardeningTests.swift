@@ -3,7 +3,7 @@ import Testing
 
 /// Issue 11, items 1–7: the key store and `--output` against a local attacker (`nobody`),
 /// symlink swaps, FIFOs, interrupted resets and leftovers — through the built binary.
-@Suite struct IdentityHardeningTests {
+@Suite(.timeLimit(.minutes(10))) struct IdentityHardeningTests {
   let laptop = ["--root", machineRoot("laptop")]
 
   func identifier(_ state: String, _ extra: [String] = [], prefix: [String] = []) throws -> RunResult {
@@ -221,7 +221,7 @@ import Testing
 }
 
 /// Issue 11, item 7: `collect --output FILE`.
-@Suite struct OutputFileTests {
+@Suite(.timeLimit(.minutes(10))) struct OutputFileTests {
   let arguments = ["collect", "--no-metadata", "--root", machineRoot("laptop")]
 
   @Test(.enabled(if: canDropPrivileges, "needs root to plant links as nobody"))

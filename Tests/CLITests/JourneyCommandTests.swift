@@ -4,7 +4,7 @@ import Testing
 
 /// `fr-profile journey` end to end: the built binary against
 /// the loopback AM of `AuthenticateServer`.
-@Suite struct JourneyCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct JourneyCommandTests {
   let password = "s3cret-Passw0rd"
 
   /// A state directory, a fixture machine and a configured location: one stable identity.

@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 11, items 8–12: `fr-profile journey` against a hostile loopback server, and
 /// `fr-profile callback` on hostile steps.
-@Suite struct JourneyHardeningTests {
+@Suite(.timeLimit(.minutes(10))) struct JourneyHardeningTests {
   static let password = "s3cret-Passw0rd"
   static let escapes = "\u{1B}]52;c;cm0gLXJmIH4=\u{07}\u{1B}[31mred\u{9B}2J\u{202E}"
 
@@ -78,7 +78,7 @@ import Testing
     try withState { state in
       let body = Self.step([Self.callback("NameCallback", [("prompt", "User Name")])])
       let server = try server { _, _ in
-        usleep(400_000)
+        usleep(400_000)  // the server's latency is what is tested here, not a wait for an event
         return (200, body)
       }
       defer { server.stop() }
@@ -165,7 +165,7 @@ import Testing
   }
 }
 
-@Suite struct CallbackHardeningTests {
+@Suite(.timeLimit(.minutes(10))) struct CallbackHardeningTests {
   static func body(profileCallbacks count: Int, message: String = "Collecting") -> String {
     let callback: JSON = [
       "type": "DeviceProfileCallback",

@@ -7,7 +7,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
   .deletingLastPathComponent().path
 
 /// `fr-profile match` end to end: formats, exit codes, output modes, config and bad input.
-@Suite struct MatchCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct MatchCommandTests {
   static let incoming: JSON = [
     "identifier": "dev-1",
     "metadata": [
@@ -324,7 +324,9 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
   @Test("no default config anywhere: exit 2 instead of silently using other settings")
   func missingDefaultConfig() throws {
     try withFiles(["p.json": Self.text(Self.incoming)]) { dir in
-      try FileManager.default.copyItem(atPath: frProfilePath, toPath: dir + "/fr-profile")
+      // A hard link, not a copy: a copy's write descriptor, inherited by a child another test
+      // forks meanwhile, makes the exec fail with ETXTBSY.
+      #expect(link(frProfilePath, dir + "/fr-profile") == 0, "\(String(cString: strerror(errno)))")
       let result = try run(
         ["match", dir + "/p.json", dir + "/p.json"], executable: dir + "/fr-profile", prefix: ["/usr/bin/env", "-C", dir])
       #expect(result.status == 78)
@@ -531,7 +533,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 }
 
 /// The parallel `--summary` path over JSON Lines against the serial `--each` path.
-@Suite struct MatchParallelSummaryTests {
+@Suite(.timeLimit(.minutes(10))) struct MatchParallelSummaryTests {
   @Test("--summary in parallel blocks agrees with --each: counts, decision and warning positions", arguments: [64, 700, 5000, 1 << 20])
   func parallelBlocksAgree(blockSize: Int) throws {
     let good = JSONWriter.compact(MatchCommandTests.incoming)
@@ -577,7 +579,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
   }
 }
 
-@Suite struct MatchLargeInputTests {
+@Suite(.timeLimit(.minutes(10))) struct MatchLargeInputTests {
   /// A profile of about `bytes` bytes that matches itself (a long identifier).
   static func bigProfile(_ bytes: Int) -> String {
     "{\"identifier\": \"" + String(repeating: "x", count: bytes)
@@ -652,7 +654,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 }
 
 /// Configs, output and determinism of `fr-profile match` (issues 9 and 11).
-@Suite struct MatchRobustnessTests {
+@Suite(.timeLimit(.minutes(10))) struct MatchRobustnessTests {
   @Test("a config over 1 MiB is refused at once (78) with a short message")
   func hugeConfigIsRefused() throws {
     let directory = try makeTemporaryDirectory()

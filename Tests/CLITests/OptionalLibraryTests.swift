@@ -6,6 +6,7 @@ import Testing
 /// needs one that cannot be loaded stops with exit 69 (EX_UNAVAILABLE) naming the Debian package.
 /// "Cannot be loaded" is simulated by an invalid file of that soname first on LD_LIBRARY_PATH, as
 /// UdevCommandTests does for libudev.
+@Suite(.timeLimit(.minutes(10)))
 struct OptionalLibraryTests {
   /// Runs `body` with a directory holding an invalid `soname` (any dlopen of it fails).
   func withUnloadable(_ soname: String, _ body: (_ directory: String, _ environment: [String: String]) throws -> Void) throws {

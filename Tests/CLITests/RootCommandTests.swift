@@ -1,6 +1,6 @@
 import Testing
 
-@Suite struct RootCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct RootCommandTests {
   @Test func versionFlagPrintsVersion() throws {
     let result = try run(["--version"])
     #expect(result.status == 0)

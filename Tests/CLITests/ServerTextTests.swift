@@ -169,7 +169,7 @@ extension BindingCommandTests {
         let started = Date()
         let screen = try typed(
           journeyArguments(server, device, tree: "Bind") + ["--user", "demo", "--max-time", "4"], device,
-          steps: [["expect": "Password"], ["send": .string(password + "\n")], ["expect": "New PIN"], ["wait": 8]])
+          steps: [["expect": "Password"], ["send": .string(password + "\n")], ["expect": "New PIN"]])
         #expect(screen.failed == nil, "[\(screen.text)]")
         #expect(screen.status == 75, "\(screen.status): \(screen.text)")
         #expect(Date().timeIntervalSince(started) < 20)
@@ -196,7 +196,7 @@ extension BindingCommandTests {
             steps: [
               ["expect": "Password"], ["send": .string(password + "\n")],
               ["expect": .string("Server: \(serverHost(server))")], ["expect": "Password"], ["echo": false],
-              ["absent": .string(answer)], ["send": .string(answer + "\n")], ["wait": 2],
+              ["absent": .string(answer)], ["send": .string(answer + "\n")],
             ])
           #expect(screen.failed == nil, "[\(screen.text)]")
           #expect(screen.echo == [false])

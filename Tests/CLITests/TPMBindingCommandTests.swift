@@ -10,51 +10,42 @@ import Testing
 extension BindingCommandTests {
   @Test(arguments: ["NONE", "APPLICATION_PIN"])
   func bindThenSignInTheTPM(type: String) throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
-    }
-    try withDevice { device in
-      try withServer({ $0.authenticationType = type }) { server, tree in
-        let options = ["--pin-file", try device.pinFile("271828"), "--key-store", "tpm", "--tcti", tpm.tcti]
-        let bound = try journey(server, device, tree: "Bind", options)
-        #expect(bound.status == 0, "\(bound.stderr)")
-        let records = try keyList(device)
-        #expect(records.count == 1 && records.first?["store"]?.stringValue == "tpm")
-        // Only the TPM-wrapped blob is on disk: no "d", no "sealed".
-        let kid = try #require(records.first?["kid"]?.stringValue)
-        let text = try String(contentsOfFile: device.state + "/bound-keys/\(kid).json", encoding: .utf8)
-        let key = try JSONParser.parse(Array(text.utf8))["key"]
-        #expect(key?["protection"] == "hardware" && key?["d"] == nil && key?["sealed"] == nil)
-        // Signing needs no --key-store: the key says where it lives.
-        let signed = try journey(server, device, tree: "Sign", ["--pin-file", try device.pinFile("271828"), "--tcti", tpm.tcti])
-        #expect(signed.status == 0, "\(signed.stderr)")
-        #expect(tree.outcomes == ["binding: success", "signing: success"])
+    try withSWTPM { tpm in
+      try withDevice { device in
+        try withServer({ $0.authenticationType = type }) { server, tree in
+          let options = ["--pin-file", try device.pinFile("271828"), "--key-store", "tpm", "--tcti", tpm.tcti]
+          let bound = try journey(server, device, tree: "Bind", options)
+          #expect(bound.status == 0, "\(bound.stderr)")
+          let records = try keyList(device)
+          #expect(records.count == 1 && records.first?["store"]?.stringValue == "tpm")
+          // Only the TPM-wrapped blob is on disk: no "d", no "sealed".
+          let kid = try #require(records.first?["kid"]?.stringValue)
+          let text = try String(contentsOfFile: device.state + "/bound-keys/\(kid).json", encoding: .utf8)
+          let key = try JSONParser.parse(Array(text.utf8))["key"]
+          #expect(key?["protection"] == "hardware" && key?["d"] == nil && key?["sealed"] == nil)
+          // Signing needs no --key-store: the key says where it lives.
+          let signed = try journey(server, device, tree: "Sign", ["--pin-file", try device.pinFile("271828"), "--tcti", tpm.tcti])
+          #expect(signed.status == 0, "\(signed.stderr)")
+          #expect(tree.outcomes == ["binding: success", "signing: success"])
+        }
       }
     }
   }
 
   @Test func stateDirectoryMovedToAnotherTPMFailsWithExit81() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
-    }
-    let other = try SWTPM()
-    defer {
-      other.stop()
-      other.removeState()
-    }
-    try withDevice { device in
-      try withServer { server, tree in
-        #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
-        let moved = try journey(server, device, tree: "Sign", ["--tcti", other.tcti])
-        #expect(moved.status == 81, "\(moved.stderr)")
-        #expect(moved.stderr.contains("another TPM") && moved.stderr.contains("bind this device again"))
-        #expect(!tree.outcomes.contains("signing: success"))
-        // Nothing was re-made: the one key is still the TPM's.
-        #expect(try keyList(device).map { $0["store"]?.stringValue } == ["tpm"])
+    try withSWTPM { tpm in
+      try withSWTPM { other in
+        try withDevice { device in
+          try withServer { server, tree in
+            #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
+            let moved = try journey(server, device, tree: "Sign", ["--tcti", other.tcti])
+            #expect(moved.status == 81, "\(moved.stderr)")
+            #expect(moved.stderr.contains("another TPM") && moved.stderr.contains("bind this device again"))
+            #expect(!tree.outcomes.contains("signing: success"))
+            // Nothing was re-made: the one key is still the TPM's.
+            #expect(try keyList(device).map { $0["store"]?.stringValue } == ["tpm"])
+          }
+        }
       }
     }
   }
@@ -73,32 +64,26 @@ extension BindingCommandTests {
   }
 
   @Test func autoWithATPMUsesIt() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
-    }
-    try withDevice { device in
-      try withServer { (server: AuthenticateServer, _: BindingServer) throws in
-        #expect(try journey(server, device, tree: "Bind", ["--tcti", tpm.tcti]).status == 0)
-        #expect(try keyList(device).map { $0["store"]?.stringValue } == ["tpm"])
+    try withSWTPM { tpm in
+      try withDevice { device in
+        try withServer { (server: AuthenticateServer, _: BindingServer) throws in
+          #expect(try journey(server, device, tree: "Bind", ["--tcti", tpm.tcti]).status == 0)
+          #expect(try keyList(device).map { $0["store"]?.stringValue } == ["tpm"])
+        }
       }
     }
   }
 
   @Test func tpmGoneMidRunIsExit80AndTheKeyStaysInTheTPM() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
-    }
-    try withDevice { device in
-      try withServer { (server: AuthenticateServer, _: BindingServer) throws in
-        #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
-        tpm.kill9()
-        let gone = try journey(server, device, tree: "Sign", ["--tcti", tpm.tcti])
-        #expect(gone.status == 80, "\(gone.stderr)")
-        #expect(try keyList(device).map { $0["store"]?.stringValue } == ["tpm"])
+    try withSWTPM { tpm in
+      try withDevice { device in
+        try withServer { (server: AuthenticateServer, _: BindingServer) throws in
+          #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
+          tpm.kill9()
+          let gone = try journey(server, device, tree: "Sign", ["--tcti", tpm.tcti])
+          #expect(gone.status == 80, "\(gone.stderr)")
+          #expect(try keyList(device).map { $0["store"]?.stringValue } == ["tpm"])
+        }
       }
     }
   }
@@ -109,23 +94,19 @@ extension BindingCommandTests {
 extension BindingCommandTests {
   @Test("a TPM that stops answering mid-journey ends it at --max-time with 75")
   func aStalledTPMEndsAtMaxTime() throws {
-    let tpm = try SWTPM()
-    defer {
-      kill(tpm.pid, SIGCONT)
-      tpm.stop()
-      tpm.removeState()
-    }
-    try withDevice { device in
-      try withServer { server, _ in
-        let bound = try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti])
-        #expect(bound.status == 0, "\(bound.stderr)")
-        #expect(kill(tpm.pid, SIGSTOP) == 0)
-        let started = Date()
-        let stalled = try journey(server, device, tree: "Sign", ["--tcti", tpm.tcti, "--max-time", "3"])
-        let took = Date().timeIntervalSince(started)
-        #expect(stalled.status == 75, "\(stalled.stderr)")
-        #expect(stalled.stderr.contains("did not end within --max-time (3 s)"), "\(stalled.stderr)")
-        #expect(took < 10, "took \(took) s")
+    try withSWTPM { tpm in
+      try withDevice { device in
+        try withServer { server, _ in
+          let bound = try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti])
+          #expect(bound.status == 0, "\(bound.stderr)")
+          #expect(kill(tpm.pid, SIGSTOP) == 0)
+          let started = Date()
+          let stalled = try journey(server, device, tree: "Sign", ["--tcti", tpm.tcti, "--max-time", "3"])
+          let took = Date().timeIntervalSince(started)
+          #expect(stalled.status == 75, "\(stalled.stderr)")
+          #expect(stalled.stderr.contains("did not end within --max-time (3 s)"), "\(stalled.stderr)")
+          #expect(took < 10, "took \(took) s")
+        }
       }
     }
   }
@@ -187,81 +168,75 @@ extension BindingCommandTests {
   @Test(
     "an exported TPM key signs through Debian's tpm2-openssl provider, and the signature verifies with the key fr-profile bound")
   func exportedKeySignsThroughTPM2OpenSSL() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
-    }
-    try TPMContext(tcti: tpm.tcti).persistStorageKey()
-    try withDevice { device in
-      try withServer { server, tree in
-        #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
-        let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
-        let pem = device.directory + "/key.pem"
-        // Issue 29: nobody's file where the key goes is refused and never gets the key.
-        if canDropPrivileges {
-          chmod(device.directory, 0o755)  // nobody must reach the shared directory
-          let shared = device.directory + "/shared"
-          mkdir(shared, 0o1777)
-          chmod(shared, 0o1777)
-          let made = try run(["-c", "umask 0; : > \(shared)/key.pem"], executable: "/bin/sh", prefix: asNobody)
-          #expect(made.status == 0, "\(made.stderr)")
-          let refused = try run(["keys", "export", kid, "-o", shared + "/key.pem", "--state-dir", device.state])
-          #expect(refused.status == 77, "\(refused.stderr)")
-          #expect(try String(contentsOfFile: shared + "/key.pem", encoding: .utf8).isEmpty)
+    try withSWTPM { tpm in
+      try TPMContext(tcti: tpm.tcti).persistStorageKey()
+      try withDevice { device in
+        try withServer { server, tree in
+          #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
+          let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
+          let pem = device.directory + "/key.pem"
+          // Issue 29: nobody's file where the key goes is refused and never gets the key.
+          if canDropPrivileges {
+            chmod(device.directory, 0o755)  // nobody must reach the shared directory
+            let shared = device.directory + "/shared"
+            mkdir(shared, 0o1777)
+            chmod(shared, 0o1777)
+            let made = try run(["-c", "umask 0; : > \(shared)/key.pem"], executable: "/bin/sh", prefix: asNobody)
+            #expect(made.status == 0, "\(made.stderr)")
+            let refused = try run(["keys", "export", kid, "-o", shared + "/key.pem", "--state-dir", device.state])
+            #expect(refused.status == 77, "\(refused.stderr)")
+            #expect(try String(contentsOfFile: shared + "/key.pem", encoding: .utf8).isEmpty)
+          }
+          let exported = try run(["keys", "export", kid, "-o", pem, "--state-dir", device.state])
+          #expect(exported.status == 0, "\(exported.stderr)")
+          #expect(fileMode(pem) == 0o600)
+          #expect(try String(contentsOfFile: pem, encoding: .utf8).hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----\n"))
+          let message = device.directory + "/message.txt"
+          try "challenge to sign".write(toFile: message, atomically: true, encoding: .utf8)
+          let signature = device.directory + "/signature.der"
+          let signed = try run(
+            ["dgst", "-sha256", "-provider", "tpm2", "-provider", "default", "-propquery", "?provider=tpm2"]
+              + ["-sign", pem, "-out", signature, message],
+            environment: ["TPM2OPENSSL_TCTI": tpm.tcti], executable: "/usr/bin/openssl")
+          #expect(signed.status == 0, "\(signed.stderr)")
+          let jwk = try #require(tree.boundDevices("demo").first?.jwk)
+          let x = try #require(BindingServer.base64URL(jwk["x"]?.stringValue ?? ""))
+          let y = try #require(BindingServer.base64URL(jwk["y"]?.stringValue ?? ""))
+          let publicKey = try P256.Signing.PublicKey(x963Representation: [0x04] + Array(x) + Array(y))
+          let der = try #require(FileManager.default.contents(atPath: signature))
+          let parsed = try P256.Signing.ECDSASignature(derRepresentation: der)
+          #expect(publicKey.isValidSignature(parsed, for: SHA256.hash(data: Data("challenge to sign".utf8))))
         }
-        let exported = try run(["keys", "export", kid, "-o", pem, "--state-dir", device.state])
-        #expect(exported.status == 0, "\(exported.stderr)")
-        #expect(fileMode(pem) == 0o600)
-        #expect(try String(contentsOfFile: pem, encoding: .utf8).hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----\n"))
-        let message = device.directory + "/message.txt"
-        try "challenge to sign".write(toFile: message, atomically: true, encoding: .utf8)
-        let signature = device.directory + "/signature.der"
-        let signed = try run(
-          ["dgst", "-sha256", "-provider", "tpm2", "-provider", "default", "-propquery", "?provider=tpm2"]
-            + ["-sign", pem, "-out", signature, message],
-          environment: ["TPM2OPENSSL_TCTI": tpm.tcti], executable: "/usr/bin/openssl")
-        #expect(signed.status == 0, "\(signed.stderr)")
-        let jwk = try #require(tree.boundDevices("demo").first?.jwk)
-        let x = try #require(BindingServer.base64URL(jwk["x"]?.stringValue ?? ""))
-        let y = try #require(BindingServer.base64URL(jwk["y"]?.stringValue ?? ""))
-        let publicKey = try P256.Signing.PublicKey(x963Representation: [0x04] + Array(x) + Array(y))
-        let der = try #require(FileManager.default.contents(atPath: signature))
-        let parsed = try P256.Signing.ECDSASignature(derRepresentation: der)
-        #expect(publicKey.isValidSignature(parsed, for: SHA256.hash(data: Data("challenge to sign".utf8))))
       }
     }
   }
 
   @Test("a file key, a PIN key and a key under the template SRK are not exported (1), and say why")
   func onlyTPMKeysWithoutAPINAreExported() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
-    }
-    try withDevice { device in
-      try withServer { server, _ in
-        #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
-        let templated = try #require(try keyList(device).first?["kid"]?.stringValue)
-        let noSRK = try run(["keys", "export", templated, "--state-dir", device.state])
-        #expect(noSRK.status == 1 && noSRK.stderr.contains("provision a persistent SRK"), "\(noSRK.stderr)")
-        #expect(try run(["keys", "delete", templated, "--state-dir", device.state]).status == 0)
-        #expect(try journey(server, device, tree: "Bind", ["--key-store", "file"]).status == 0)
-        let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
-        let refused = try run(["keys", "export", kid, "--state-dir", device.state])
-        #expect(refused.status == 1 && refused.stderr.contains("is a file key"), "\(refused.stderr)")
-        #expect(refused.stdout.isEmpty)
-        let missing = try run(["keys", "export", "0d6f2c3e-1b4a-4c5d-8e9f-a0b1c2d3e4f5", "--state-dir", device.state])
-        #expect(missing.status == 1 && missing.stderr.contains("no bound key has the kid"))
-      }
-      try TPMContext(tcti: tpm.tcti).persistStorageKey()
-      try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
-        let options = ["--pin-file", try device.pinFile("271828"), "--key-store", "tpm", "--tcti", tpm.tcti]
-        #expect(try journey(server, device, tree: "Bind", options).status == 0)
-        let kid = try #require(try keyList(device).first { $0["authType"]?.stringValue == "APPLICATION_PIN" }?["kid"]?.stringValue)
-        let pin = try run(["keys", "export", kid, "--state-dir", device.state])
-        #expect(pin.status == 1 && pin.stderr.contains("has a PIN") && pin.stdout.isEmpty, "\(pin.stderr)")
+    try withSWTPM { tpm in
+      try withDevice { device in
+        try withServer { server, _ in
+          #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
+          let templated = try #require(try keyList(device).first?["kid"]?.stringValue)
+          let noSRK = try run(["keys", "export", templated, "--state-dir", device.state])
+          #expect(noSRK.status == 1 && noSRK.stderr.contains("provision a persistent SRK"), "\(noSRK.stderr)")
+          #expect(try run(["keys", "delete", templated, "--state-dir", device.state]).status == 0)
+          #expect(try journey(server, device, tree: "Bind", ["--key-store", "file"]).status == 0)
+          let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
+          let refused = try run(["keys", "export", kid, "--state-dir", device.state])
+          #expect(refused.status == 1 && refused.stderr.contains("is a file key"), "\(refused.stderr)")
+          #expect(refused.stdout.isEmpty)
+          let missing = try run(["keys", "export", "0d6f2c3e-1b4a-4c5d-8e9f-a0b1c2d3e4f5", "--state-dir", device.state])
+          #expect(missing.status == 1 && missing.stderr.contains("no bound key has the kid"))
+        }
+        try TPMContext(tcti: tpm.tcti).persistStorageKey()
+        try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
+          let options = ["--pin-file", try device.pinFile("271828"), "--key-store", "tpm", "--tcti", tpm.tcti]
+          #expect(try journey(server, device, tree: "Bind", options).status == 0)
+          let kid = try #require(try keyList(device).first { $0["authType"]?.stringValue == "APPLICATION_PIN" }?["kid"]?.stringValue)
+          let pin = try run(["keys", "export", kid, "--state-dir", device.state])
+          #expect(pin.status == 1 && pin.stderr.contains("has a PIN") && pin.stdout.isEmpty, "\(pin.stderr)")
+        }
       }
     }
   }

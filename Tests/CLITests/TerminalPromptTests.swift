@@ -106,7 +106,7 @@ extension BindingCommandTests {
         let started = Date()
         let screen = try typed(
           journeyArguments(server, device, tree: "Bind") + ["--user", "demo"], device,
-          steps: [["expect": "Password"], ["send": .string(password + "\n")], ["expect": "New PIN"], ["wait": 4]])
+          steps: [["expect": "Password"], ["send": .string(password + "\n")], ["expect": "New PIN"]])
         #expect(screen.failed == nil, "[\(screen.text)]")
         #expect(Date().timeIntervalSince(started) < 20)
         #expect(tree.outcomes.contains { $0.contains("Timeout") }, "\(tree.outcomes) \(screen.status) \(screen.text)")

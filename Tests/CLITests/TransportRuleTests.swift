@@ -4,7 +4,7 @@ import Testing
 /// One transport rule for every command that sends a credential to AM (issue 19): https://, or
 /// plain http:// only to this machine (localhost, 127.0.0.0/8, ::1) or with --insecure-http.
 /// `journey` sends the password, `keys delete --server` the SSO token.
-@Suite struct TransportRuleTests {
+@Suite(.timeLimit(.minutes(10))) struct TransportRuleTests {
   /// The rule, word for word, in the help of each command it governs.
   static let rule = "Plain http:// is refused except to a loopback address (localhost, 127.0.0.0/8, ::1)"
 

@@ -64,17 +64,17 @@ struct UdevFacts: Equatable, CustomStringConvertible {
 }
 
 /// End to end through the real libudev code path: the built binary under umockdev-run.
-@Suite(.enabled(if: umockdevRun != nil || umockdevRequired, "umockdev-run is not installed"))
+@Suite(.enabled(if: umockdevRun != nil || umockdevRequired, "umockdev-run is not installed"), .timeLimit(.minutes(10)))
 struct UdevCommandTests {
   static let fullHD = ["width": 1920, "height": 1080, "orientation": 1]
 
   @Test func sharedFixturesTogether() throws {
-    guard let result = try collectUnderUmockdev(["webcam", "drm", "bluetooth", "net-wired", "dmi"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["webcam", "drm", "bluetooth", "net-wired", "dmi"]))
     #expect(try UdevFacts(profile: result.stdout) == UdevFacts(display: Self.fullHD, numberOfCameras: 1, bluetoothSupported: true))
   }
 
   @Test func displayAndCameraFollowCPUAndBluetoothSitsBetweenBrowserAndNetwork() throws {
-    guard let result = try collectUnderUmockdev(["webcam", "drm", "bluetooth"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["webcam", "drm", "bluetooth"]))
     let order = [#""cpu":"#, #""display":"#, #""camera":"#, #""browser":"#, #""bluetooth":"#, #""network":"#]
     let offsets = order.map { result.stdout.range(of: $0)?.lowerBound }
     #expect(!offsets.contains(nil), "\(result.stdout)")
@@ -82,37 +82,37 @@ struct UdevCommandTests {
   }
 
   @Test func hdmiMonitorWithEDID() throws {
-    guard let result = try collectUnderUmockdev(["drm"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["drm"]))
     #expect(try UdevFacts(profile: result.stdout).display == Self.fullHD)
   }
 
   @Test func laptopReportsItsPanelNotTheExternalMonitor() throws {
-    guard let result = try collectUnderUmockdev(["laptop-edp-hdmi"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["laptop-edp-hdmi"]))
     #expect(try UdevFacts(profile: result.stdout).display == ["width": 2560, "height": 1440, "orientation": 1])
   }
 
   @Test func virtualDisplayWithoutEDIDUsesTheFirstMode() throws {
-    guard let result = try collectUnderUmockdev(["vm-virtio-gpu"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["vm-virtio-gpu"]))
     #expect(try UdevFacts(profile: result.stdout).display == ["width": 1280, "height": 800, "orientation": 1])
   }
 
   @Test func webcamWithMetadataNodeIsOneCamera() throws {
-    guard let result = try collectUnderUmockdev(["webcam"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["webcam"]))
     #expect(try UdevFacts(profile: result.stdout).numberOfCameras == 1)
   }
 
   @Test func twoWebcamsAreTwoCameras() throws {
-    guard let result = try collectUnderUmockdev(["two-webcams"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["two-webcams"]))
     #expect(try UdevFacts(profile: result.stdout) == UdevFacts(display: nil, numberOfCameras: 2, bluetoothSupported: false))
   }
 
   @Test func cameraWithoutUdevPropertiesCountsOncePerDevice() throws {
-    guard let result = try collectUnderUmockdev(["webcam-no-udev-db"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["webcam-no-udev-db"]))
     #expect(try UdevFacts(profile: result.stdout).numberOfCameras == 1)
   }
 
   @Test func blockedBluetoothAdapterIsStillSupported() throws {
-    guard let result = try collectUnderUmockdev(["bluetooth-blocked"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["bluetooth-blocked"]))
     #expect(try UdevFacts(profile: result.stdout).bluetoothSupported == true)
   }
 
@@ -124,9 +124,8 @@ struct UdevCommandTests {
     defer { removeTemporaryDirectory(libraries) }
     try Data("not a library".utf8).write(to: URL(fileURLWithPath: libraries + "/libudev.so.1"))
     let devices = ["laptop-edp-hdmi", "webcam", "bluetooth"]
-    guard let viaUdev = try collectUnderUmockdev(devices),
-      let viaSysfs = try collectUnderUmockdev(devices, childPrefix: ["/usr/bin/env", "LD_LIBRARY_PATH=" + libraries])
-    else { return }
+    let viaUdev = try #require(try collectUnderUmockdev(devices))
+    let viaSysfs = try #require(try collectUnderUmockdev(devices, childPrefix: ["/usr/bin/env", "LD_LIBRARY_PATH=" + libraries]))
     #expect(!viaUdev.stderr.contains("libudev"), "\(viaUdev.stderr)")
     #expect(viaSysfs.stderr.contains("libudev.so.1 could not be used"), "\(viaSysfs.stderr)")
     #expect(try UdevFacts(profile: viaSysfs.stdout) == UdevFacts(profile: viaUdev.stdout))
@@ -135,13 +134,13 @@ struct UdevCommandTests {
   }
 
   @Test func machineWithoutAnyOfTheseDevices() throws {
-    guard let result = try collectUnderUmockdev([]) else { return }
+    let result = try #require(try collectUnderUmockdev([]))
     #expect(try UdevFacts(profile: result.stdout) == UdevFacts(display: nil, numberOfCameras: 0, bluetoothSupported: false))
     #expect(!result.stdout.contains(#""display""#))
   }
 
   @Test func headlessServerWithDisconnectedVGAAndWlanRfkill() throws {
-    guard let result = try collectUnderUmockdev(["headless-server"]) else { return }
+    let result = try #require(try collectUnderUmockdev(["headless-server"]))
     #expect(try UdevFacts(profile: result.stdout) == UdevFacts(display: nil, numberOfCameras: 0, bluetoothSupported: false))
   }
 
@@ -149,16 +148,15 @@ struct UdevCommandTests {
     let home = try makeTemporaryDirectory()
     defer { removeTemporaryDirectory(home) }
     let devices = ["laptop-edp-hdmi", "webcam", "bluetooth"]
-    guard let first = try collectUnderUmockdev(devices, stateDirectory: home + "/state"),
-      let second = try collectUnderUmockdev(devices, stateDirectory: home + "/state")
-    else { return }
+    let first = try #require(try collectUnderUmockdev(devices, stateDirectory: home + "/state"))
+    let second = try #require(try collectUnderUmockdev(devices, stateDirectory: home + "/state"))
     #expect(first.stdout == second.stdout)
     #expect(try UdevFacts(profile: first.stdout).display?["width"] == 2560)
   }
 }
 
 /// `--root`: libudev cannot read a fixture tree, so the collectors walk its /sys and udev database.
-@Suite struct UdevRootTests {
+@Suite(.timeLimit(.minutes(10))) struct UdevRootTests {
   @Test func fixtureTreeIsCollectedBySysfsWalk() throws {
     let home = try makeTemporaryDirectory()
     defer { removeTemporaryDirectory(home) }

@@ -12,7 +12,7 @@ private let hci0 = UdevDevice(
   subsystem: "bluetooth", sysname: "hci0", syspath: "/sys/devices/pci0000:00/0000:00:14.0/usb3/3-10/3-10:1.0/bluetooth/hci0",
   devtype: "host")
 
-@Suite struct BluetoothCollectorTests {
+@Suite(.timeLimit(.minutes(10))) struct BluetoothCollectorTests {
   @Test func adapterMeansSupported() {
     #expect(bluetooth([hci0]) == ["supported": true])
   }

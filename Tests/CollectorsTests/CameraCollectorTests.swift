@@ -16,7 +16,7 @@ private func cameras(_ nodes: [UdevDevice]) -> JSON? {
   CameraCollector().collect(CollectionContext(system: SystemSource(root: "/nonexistent", environment: [:]), devices: StubDevices(nodes)))
 }
 
-@Suite struct CameraCollectorTests {
+@Suite(.timeLimit(.minutes(10))) struct CameraCollectorTests {
   @Test func metadataNodeDoesNotCount() {
     #expect(
       cameras([node("3-6:1.0", "video0", capabilities: ":capture:"), node("3-6:1.0", "video1", capabilities: ":")])

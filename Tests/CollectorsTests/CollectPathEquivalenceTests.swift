@@ -12,7 +12,7 @@ import Testing
 /// The collect path was rewritten for speed (issue 8): loops instead of `split`, `map` and
 /// string interpolation. Each rewrite is held here to the straightforward form it replaced, on
 /// edge cases and on seeded random inputs (the seed is printed on failure).
-@Suite struct CollectPathEquivalenceTests {
+@Suite(.timeLimit(.minutes(10))) struct CollectPathEquivalenceTests {
   /// The straightforward forms, as they were before issue 8.
   enum Reference {
     static func normalizeLocale(_ value: String) -> String? {

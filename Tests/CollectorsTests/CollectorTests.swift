@@ -4,7 +4,7 @@ import Testing
 
 @testable import Collectors
 
-@Suite struct PlatformCollectorTests {
+@Suite(.timeLimit(.minutes(10))) struct PlatformCollectorTests {
   @Test func laptopPlatformFromDMIAndEtc() {
     let platform = PlatformCollector().collect(FixtureMachine.laptop.context())
     #expect(
@@ -68,7 +68,7 @@ import Testing
   }
 }
 
-@Suite struct HardwareCollectorTests {
+@Suite(.timeLimit(.minutes(10))) struct HardwareCollectorTests {
   @Test func laptopHardware() {
     let hardware = HardwareCollector().collect(FixtureMachine.laptop.context())
     #expect(hardware?["hardware"] == "12th Gen Intel(R) Core(TM) i7-1265U")
@@ -116,7 +116,7 @@ import Testing
   }
 }
 
-@Suite struct NetworkAndBrowserTests {
+@Suite(.timeLimit(.minutes(10))) struct NetworkAndBrowserTests {
   @Test func connectedByDefaultRouteOrGlobalAddress() throws {
     #expect(NetworkCollector().collect(FixtureMachine.laptop.context()) == ["connected": true])
     #expect(NetworkCollector().collect(FixtureMachine.raspberryPi.context()) == ["connected": true])
@@ -134,7 +134,7 @@ import Testing
   }
 }
 
-@Suite struct ProfileTests {
+@Suite(.timeLimit(.minutes(10))) struct ProfileTests {
   @Test func profileKeepsAndroidTopLevelOrder() throws {
     let location = try Location(latitude: 52.52, longitude: 13.405, source: "test")
     let profile = DeviceProfile.profile(identifier: "id", metadata: ["platform": [:]], location: location)
@@ -166,7 +166,7 @@ import Testing
   }
 }
 
-@Suite struct LocationTests {
+@Suite(.timeLimit(.minutes(10))) struct LocationTests {
   @Test func locationFileTakesTheFirstLineThatIsNotAComment() throws {
     #expect(
       try Location.parseFile("# office\n\n  48.85, 2.35 \n1,2\n", source: "f") == Location(latitude: 48.85, longitude: 2.35, source: ""))

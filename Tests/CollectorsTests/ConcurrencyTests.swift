@@ -7,7 +7,7 @@ import Testing
 
 /// Embedders (and the iOS SDK's design) run collectors concurrently over one context: the shared
 /// facts and the diagnostics must hold up, and the result must equal a sequential collection.
-@Suite struct ConcurrentCollectionTests {
+@Suite(.timeLimit(.minutes(10))) struct ConcurrentCollectionTests {
   @Test(arguments: FixtureMachine.allCases)
   func collectorsOnManyThreadsAgreeWithOneThread(machine: FixtureMachine) async {
     let collectors = DeviceProfile.defaultCollectors()

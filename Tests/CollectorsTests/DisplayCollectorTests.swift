@@ -20,7 +20,7 @@ private func collect(_ devices: [UdevDevice], files: [String: [UInt8]] = [:]) th
   return DisplayCollector().collect(CollectionContext(system: root.system, devices: StubDevices(devices)))
 }
 
-@Suite struct DisplayCollectorTests {
+@Suite(.timeLimit(.minutes(10))) struct DisplayCollectorTests {
   @Test func internalPanelWinsOverAnEarlierExternalMonitor() throws {
     let devices = [
       card0, connector("DP-1", "disconnected"), connector("HDMI-A-1", "connected", modes: "1920x1080\n"),

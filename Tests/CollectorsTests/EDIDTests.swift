@@ -2,7 +2,7 @@ import Testing
 
 @testable import Collectors
 
-@Suite struct EDIDTests {
+@Suite(.timeLimit(.minutes(10))) struct EDIDTests {
   @Test(
     "real panel EDIDs give their preferred detailed timing",
     arguments: [

@@ -4,7 +4,7 @@ import Testing
 @testable import Collectors
 
 /// The state directory primitive and the key store's hardening (issue 11, items 1–6).
-@Suite struct StateDirectoryTests {
+@Suite(.timeLimit(.minutes(10))) struct StateDirectoryTests {
   func withTree(_ body: (String) throws -> Void) throws {
     let tree = try TemporaryTree()
     defer { tree.remove() }
@@ -181,7 +181,7 @@ import Testing
   }
 }
 
-@Suite struct DeviceKeyStoreHardeningTests {
+@Suite(.timeLimit(.minutes(10))) struct DeviceKeyStoreHardeningTests {
   func withStore(_ body: (DeviceKeyStore, String) throws -> Void) throws {
     let tree = try TemporaryTree()
     defer { tree.remove() }

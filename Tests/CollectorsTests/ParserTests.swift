@@ -2,7 +2,7 @@ import Testing
 
 @testable import Collectors
 
-@Suite struct KeyValueFileTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyValueFileTests {
   @Test func parsesOSReleaseQuotingAndComments() {
     let text = """
       # a comment
@@ -27,7 +27,7 @@ import Testing
   }
 }
 
-@Suite struct ProcParserTests {
+@Suite(.timeLimit(.minutes(10))) struct ProcParserTests {
   @Test(
     "MemTotal in KiB",
     arguments: [
@@ -124,7 +124,7 @@ import Testing
   }
 }
 
-@Suite struct FillerAndNamingTests {
+@Suite(.timeLimit(.minutes(10))) struct FillerAndNamingTests {
   @Test(
     "OEM filler counts as unknown",
     arguments: [
@@ -178,7 +178,7 @@ import Testing
   }
 }
 
-@Suite struct NetworkParserTests {
+@Suite(.timeLimit(.minutes(10))) struct NetworkParserTests {
   static let header = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
 
   @Test func findsIPv4DefaultRoute() {

@@ -4,7 +4,7 @@ import Testing
 @testable import Collectors
 
 /// Each detector fires on a tree that should trigger it and stays silent on the clean laptop.
-@Suite struct TamperDetectorTests {
+@Suite(.timeLimit(.minutes(10))) struct TamperDetectorTests {
   let clean = FixtureMachine.laptop.context()
 
   @Test func cleanLaptopScoresZeroOnEveryDetector() {

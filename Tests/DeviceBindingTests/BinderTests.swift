@@ -6,7 +6,7 @@ import Testing
 
 @testable import DeviceBinding
 
-@Suite struct BindingJWSTests {
+@Suite(.timeLimit(.minutes(10))) struct BindingJWSTests {
   @Test func bindingJWSCarriesTheHeaderAndClaimsAMVerifies() async throws {
     let store = InMemoryUserKeyStore()
     let binder = makeBinder(store: store)
@@ -98,7 +98,7 @@ import Testing
   }
 }
 
-@Suite struct KeySelectionTests {
+@Suite(.timeLimit(.minutes(10))) struct KeySelectionTests {
   @Test func usernamelessSigningWithNoKeyIsClientNotRegistered() async throws {
     let binder = makeBinder()
     guard case .failure(let failure) = try binder.signOrFail(signingRequest(userId: "")) else {
@@ -163,7 +163,7 @@ import Testing
   }
 }
 
-@Suite struct AnsweringStepsTests {
+@Suite(.timeLimit(.minutes(10))) struct AnsweringStepsTests {
   @Test func answersTheReferenceBindingStepByInputSuffix() async throws {
     let path = fixture("authenticate-device-binding.json")
     let bytes = try Array(Data(contentsOf: path))

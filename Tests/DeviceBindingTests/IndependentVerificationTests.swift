@@ -1,5 +1,6 @@
 import Foundation
 import ProfileJSON
+import SWTPMSupport
 import Testing
 
 @testable import DeviceBinding
@@ -7,7 +8,7 @@ import Testing
 /// The JWS encoder is our own (JWS.swift), so an implementation we did not write checks what it
 /// makes: PyJWT with `cryptography` (Debian python3-jwt, installed by `make test`) verifies the
 /// binding JWS with its header's `jwk` and the signing JWS with the bound key, claims and all.
-@Suite struct IndependentVerificationTests {
+@Suite(.timeLimit(.minutes(10))) struct IndependentVerificationTests {
   static let python = "/usr/bin/python3"
   static let script = """
     import json, sys, jwt
@@ -22,18 +23,8 @@ import Testing
 
   /// Runs the script; (status, stdout, stderr).
   static func verify(_ binding: String, _ signing: String) throws -> (Int32, String, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = ["-c", script, binding, signing]
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    let result = try TestProcess.run([python, "-c", script, binding, signing], environment: [:], timeout: 60)
+    return (result.status, result.stdout, result.stderr)
   }
 
   @Test("PyJWT verifies the binding and signing JWSs, and refuses a changed one")

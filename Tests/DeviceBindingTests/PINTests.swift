@@ -3,7 +3,7 @@ import Testing
 
 @testable import DeviceBinding
 
-@Suite struct PINPolicyTests {
+@Suite(.timeLimit(.minutes(10))) struct PINPolicyTests {
   @Test("HID's example policy: exactly 6 to 10 digits, nothing else")
   func hidExamplePolicy() async throws {
     let policy = try PINPolicy(parsing: "MINLEN=6;MAXLEN=10;NUM=6;MNUM=10;UP=0;MUP=0;LOW=0;MLOW=0;ALPHA=0;MALPHA=0;NALPHA=0;MNALPHA=0")
@@ -56,7 +56,7 @@ import Testing
   }
 }
 
-@Suite struct PINKeyTests {
+@Suite(.timeLimit(.minutes(10))) struct PINKeyTests {
   func bindPINKey(_ lock: LockPolicy, store: InMemoryUserKeyStore, pins: FixedPINs) throws -> DeviceBinder {
     let binder = makeBinder(store: store, pins: pins, lockPolicy: lock)
     _ = try binder.bind(bindingRequest(.applicationPIN))
@@ -198,7 +198,7 @@ final class GatedPINs: PINSource, @unchecked Sendable {
   }
 }
 
-@Suite struct PINAttemptRaceTests {
+@Suite(.timeLimit(.minutes(10))) struct PINAttemptRaceTests {
   /// Runs `count` signings with `binder` on threads of their own, all parked at the PIN prompt
   /// and then let go together; returns their outcomes.
   func parallelSignings(_ binder: DeviceBinder, pins: GatedPINs, count: Int) -> [Result<DeviceBinder.SigningResult, BindingFailure>] {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import DeviceBinding
 
-@Suite struct PolicyTests {
+@Suite(.timeLimit(.minutes(10))) struct PolicyTests {
   @Test func deviceTamperingBreachesAboveTheScore() async throws {
     let evaluator = PolicyEvaluator()
     let policies = try evaluator.parse(#"{"deviceTampering": {"score": 0.3}}"#)
@@ -59,7 +59,7 @@ import Testing
   }
 }
 
-@Suite struct PAMTests {
+@Suite(.timeLimit(.minutes(10))) struct PAMTests {
   /// A PAM configuration directory with `fr-profile` → pam_permit and `fr-profile-biometric`
   /// → pam_deny (pam_start_confdir reads only this directory).
   func confdir(permit: [String] = [PAMUserVerifier.fallbackService], deny: [String] = [PAMUserVerifier.biometricService]) throws -> String {

@@ -5,7 +5,7 @@ import TPMKeys
 import Testing
 
 /// `DeviceKeyStore`'s TPM identity (blobs made by swtpm): a reset keeps the identity in the TPM.
-@Suite struct TPMIdentityStoreTests {
+@Suite(.timeLimit(.minutes(10))) struct TPMIdentityStoreTests {
   final class Fixture {
     let tpm: SWTPM
     let directory: String

@@ -9,7 +9,7 @@ import Testing
 @testable import DeviceBinding
 
 /// Binding and signing with keys inside a TPM (swtpm, one per test), records in the file store.
-@Suite struct TPMStoreTests {
+@Suite(.timeLimit(.minutes(10))) struct TPMStoreTests {
   final class Fixture {
     let tpm: SWTPM
     let directory: String
@@ -99,23 +99,20 @@ import Testing
     let fixture = try Fixture()
     let binder = makeBinder(store: fixture.store)
     let bound = try binder.bind(bindingRequest())
-    let other = try SWTPM()
-    defer {
-      other.stop()
-      other.removeState()
-    }
-    let moved = TPMUserKeyStore(records: fixture.store.backing, tcti: other.tcti)
-    #expect(throws: HardwareKeyError.self) { try makeBinder(store: moved).sign(signingRequest()) }
-    do {
-      _ = try makeBinder(store: moved).sign(signingRequest())
-    } catch let error as HardwareKeyError {
-      guard case .foreignKey = error else {
-        Issue.record("expected foreignKey, got \(error)")
-        return
+    try withSWTPM { other in
+      let moved = TPMUserKeyStore(records: fixture.store.backing, tcti: other.tcti)
+      #expect(throws: HardwareKeyError.self) { try makeBinder(store: moved).sign(signingRequest()) }
+      do {
+        _ = try makeBinder(store: moved).sign(signingRequest())
+      } catch let error as HardwareKeyError {
+        guard case .foreignKey = error else {
+          Issue.record("expected foreignKey, got \(error)")
+          return
+        }
       }
+      // The record is still the TPM key: nothing was re-made.
+      #expect(try moved.records().map(\.kid) == [bound.kid])
     }
-    // The record is still the TPM key: nothing was re-made.
-    #expect(try moved.records().map(\.kid) == [bound.kid])
   }
 
   @Test func tpmKeyIsNeverUsedAsAFileWhenTheTPMIsGone() async throws {

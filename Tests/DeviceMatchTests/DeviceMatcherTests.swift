@@ -4,7 +4,7 @@ import Testing
 @testable import DeviceMatch
 
 /// The script's decision over stored profiles (src/index.js) and the config.
-@Suite struct DeviceMatcherTests {
+@Suite(.timeLimit(.minutes(10))) struct DeviceMatcherTests {
   let incoming: JSON = ["identifier": "dev-1", "metadata": ["a": 1], "location": ["lat": 1, "lng": 1]]
 
   @Test("unknownDevice unless an identifier is strictly equal")

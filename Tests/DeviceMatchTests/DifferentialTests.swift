@@ -10,7 +10,7 @@ import Testing
 /// The replay fast path (`FastMatcher`) against the reference port (`DeviceMatcher`) on
 /// generated stored/incoming pairs, adversarial shapes included. Seeded: a failure prints
 /// the seed, and `FR_PROFILE_SEED=<seed> swift test --filter DifferentialTests` replays it.
-@Suite struct DifferentialTests {
+@Suite(.timeLimit(.minutes(10))) struct DifferentialTests {
   /// SplitMix64: small, fast, and the same sequence on every platform for a seed.
   struct Generator: RandomNumberGenerator {
     var state: UInt64

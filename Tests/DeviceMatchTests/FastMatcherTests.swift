@@ -4,7 +4,7 @@ import Testing
 @testable import DeviceMatch
 
 /// The specialised replay path must give the general path's answer whenever it answers.
-@Suite struct FastMatcherTests {
+@Suite(.timeLimit(.minutes(10))) struct FastMatcherTests {
   static let incoming: JSON = try! JSONParser.parse(
     #"{"identifier": "d", "metadata": {"platform": {"version": "6.8", "tz": "UTC"}, "hardware": {"cpu": 16, "list": [1, 2], "flag": false, "none": null}}, "location": {"latitude": 52.52, "longitude": 13.405}}"#
   )

@@ -4,7 +4,7 @@ import Testing
 @testable import DeviceMatch
 
 /// geolib getDistance as the script uses it (src/location.js).
-@Suite struct LocationRuleTests {
+@Suite(.timeLimit(.minutes(10))) struct LocationRuleTests {
   let berlin: JSON = ["latitude": 52.5205, "longitude": 13.4055]
 
   func distance(_ incoming: JSON?, _ stored: JSON?) throws -> Double {

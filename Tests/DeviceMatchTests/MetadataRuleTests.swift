@@ -4,7 +4,7 @@ import Testing
 @testable import DeviceMatch
 
 /// The metadata rules of the script (src/metadata.js, src/utils.js), one behaviour each.
-@Suite struct MetadataRuleTests {
+@Suite(.timeLimit(.minutes(10))) struct MetadataRuleTests {
   func match(_ incoming: JSON?, _ stored: JSON?, weights: JSONObject = [:], max: Double = 0) throws -> MetadataResult {
     try MetadataMatcher(attrWeights: weights, maxUnmatchedAttrs: max).match(incoming: incoming, stored: stored)
   }

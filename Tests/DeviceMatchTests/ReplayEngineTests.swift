@@ -9,7 +9,7 @@ import Testing
 
 /// The replay engine's handling of the script's deciding entry: the fast path hands it over
 /// uncounted, and the reference path parses, decides and counts it, once.
-@Suite struct ReplayEngineTests {
+@Suite(.timeLimit(.minutes(10))) struct ReplayEngineTests {
   static let incomingText =
     #"{"identifier": "dev", "metadata": {"a": 1, "b": "x", "c": [1, 2]}, "location": {"latitude": 52.52, "longitude": 13.40}}"#
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The device-match script's own test suite (test/src/*.test.js, test/dist/script.test.js),
 /// one Swift test per case, named as in the original.
-@Suite struct ScriptSuiteTests {
+@Suite(.timeLimit(.minutes(10))) struct ScriptSuiteTests {
   static func profile(_ text: String) -> JSON { try! JSONParser.parse(text) }
   static let stored = profile(ScriptProfiles.stored)
   static let similar = profile(ScriptProfiles.similar)

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The streaming reader: one size limit for every layout, entries placed by line and column.
-@Suite struct StoredProfileReaderTests {
+@Suite(.timeLimit(.minutes(10))) struct StoredProfileReaderTests {
   /// Reads every entry of `text` (through a pipe) with a tiny buffer and entry limit.
   func entries(_ text: String, limit: Int, hint: Bool = false) throws -> [(text: String?, line: Int, column: Int)] {
     var fds: [Int32] = [0, 0]

@@ -4,7 +4,7 @@ import Testing
 @testable import ProfileCLI
 
 /// The transport rule of every command that sends a credential to AM (issue 19).
-@Suite struct AMServerURLTests {
+@Suite(.timeLimit(.minutes(10))) struct AMServerURLTests {
   @Test(arguments: [
     "http://localhost/am", "http://LOCALHOST:8080/am", "http://localhost./am", "http://127.0.0.1:9/am", "http://127.255.0.1/am",
     "http://[::1]:8080/am", "http://user:pw@127.0.0.1/am", "http://127.0.0.1", "http://127.0.0.1?x", "http://127.0.0.1#y",

@@ -4,7 +4,7 @@ import Testing
 
 /// The `collect` fast path must agree with ArgumentParser on everything it accepts, and leave
 /// everything else (errors, help, odd spellings) to ArgumentParser.
-@Suite struct FastCollectTests {
+@Suite(.timeLimit(.minutes(10))) struct FastCollectTests {
   static let accepted: [[String]] = [
     ["collect"],
     ["collect", "--pretty"],

@@ -5,7 +5,7 @@ import JourneyProfiler
 import ProfileJSON
 import Testing
 
-@Suite struct JourneyAPITests {
+@Suite(.timeLimit(.minutes(10))) struct JourneyAPITests {
   static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
   @Test func readmeExampleAnswersWithCustomCollectorAndDetector() throws {

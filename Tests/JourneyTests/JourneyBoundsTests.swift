@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 11, items 9–11 at the library level: bounded walks, linear input setting, and server
 /// text made printable.
-@Suite struct JourneyBoundsTests {
+@Suite(.timeLimit(.minutes(10))) struct JourneyBoundsTests {
   static func step(names count: Int) -> [UInt8] {
     let callback: JSON = [
       "type": "NameCallback", "output": [["name": "prompt", "value": "User"]], "input": [["name": "IDToken1", "value": ""]],

@@ -3,7 +3,7 @@ import ProfileJSON
 import Testing
 
 /// The journey loop and the callback reader, without HTTP: a scripted transport.
-@Suite struct JourneyWalkerTests {
+@Suite(.timeLimit(.minutes(10))) struct JourneyWalkerTests {
   @Test(arguments: [
     ("alpha", "https://am.example.com/am/json/realms/root/realms/alpha/authenticate?authIndexType=service&authIndexValue=Login"),
     ("root", "https://am.example.com/am/json/realms/root/authenticate?authIndexType=service&authIndexValue=Login"),

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ProfileJSON
 
-@Suite struct Base64URLTests {
+@Suite(.timeLimit(.minutes(10))) struct Base64URLTests {
   @Test func roundTripsEveryLength() {
     for length in 0..<40 {
       let bytes = (0..<length).map { UInt8(($0 * 37 + 11) & 0xFF) }

@@ -1,7 +1,7 @@
 import ProfileJSON
 import Testing
 
-@Suite struct JSONParserTests {
+@Suite(.timeLimit(.minutes(10))) struct JSONParserTests {
   @Test func parsesEveryValueKind() throws {
     let value = try JSONParser.parse(#" {"a": [1, -2.5e1, true, false, null, "x"], "b": {}} "#)
     #expect(value == ["a": [1, -25, true, false, .null, "x"], "b": [:]])

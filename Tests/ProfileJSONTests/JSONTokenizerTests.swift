@@ -3,7 +3,7 @@ import Testing
 @_spi(JSONTokenizer) @testable import ProfileJSON
 
 /// The shared tokenizer: tokens, extents over split input, positions, and JavaScript equality.
-@Suite struct JSONTokenizerTests {
+@Suite(.timeLimit(.minutes(10))) struct JSONTokenizerTests {
   func scan<T>(_ text: String, _ body: (inout JSONScanner) throws -> T) rethrows -> T {
     let bytes = Array(text.utf8)
     return try bytes.withUnsafeBufferPointer { buffer in

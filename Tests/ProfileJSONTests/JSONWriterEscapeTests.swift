@@ -4,7 +4,7 @@ import Testing
 /// `JSONWriter.writeString` copies runs of bytes that need no escape (issue 8); held here to the
 /// byte-by-byte escaper it replaced, on strings with every special byte at every position of
 /// runs of every length, plus seeded random strings (the seed is printed on failure).
-@Suite struct JSONWriterEscapeTests {
+@Suite(.timeLimit(.minutes(10))) struct JSONWriterEscapeTests {
   /// The escaper as it was: one byte at a time.
   static func reference(_ string: String) -> [UInt8] {
     let hex = Array("0123456789abcdef".utf8)

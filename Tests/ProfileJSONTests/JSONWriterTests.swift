@@ -1,7 +1,7 @@
 import ProfileJSON
 import Testing
 
-@Suite struct JSONWriterTests {
+@Suite(.timeLimit(.minutes(10))) struct JSONWriterTests {
   @Test(
     "numbers print as JavaScript's Number.prototype.toString",
     arguments: [

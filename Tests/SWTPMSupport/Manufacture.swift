@@ -21,17 +21,12 @@ extension SWTPM {
     active_pcr_banks = sha256
 
     """.write(toFile: directory + "/setup.conf", atomically: true, encoding: .utf8)
-    let setup = Process()
-    setup.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm_setup")
-    setup.arguments = [
-      "--tpm2", "--tpmstate", state, "--create-ek-cert", "--create-platform-cert", "--config", directory + "/setup.conf",
-      "--overwrite",
-    ]
-    setup.standardOutput = FileHandle.nullDevice
-    setup.standardError = FileHandle.nullDevice
-    try setup.run()
-    setup.waitUntilExit()
-    guard setup.terminationStatus == 0 else { throw SWTPMError("swtpm_setup failed with status \(setup.terminationStatus)") }
+    let setup = try TestProcess.run(
+      [
+        "/usr/bin/swtpm_setup", "--tpm2", "--tpmstate", state, "--create-ek-cert", "--create-platform-cert", "--config",
+        directory + "/setup.conf", "--overwrite",
+      ], environment: [:], timeout: 120)
+    guard setup.status == 0 else { throw SWTPMError("swtpm_setup failed with status \(setup.status): \(setup.stderr.suffix(500))") }
     return (state, ca + "/swtpm-localca-rootca-cert.pem", ca + "/issuercert.pem")
   }
 }

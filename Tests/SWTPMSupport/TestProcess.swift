@@ -29,8 +29,9 @@ public struct TestProcess {
   ) throws -> Result {
     var pipes = [[Int32]](repeating: [-1, -1], count: 3)
     for index in 0..<3 {
-      guard pipe(&pipes[index]) == 0 else { throw SWTPMError("pipe: \(String(cString: strerror(errno)))") }
-      for fd in pipes[index] { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+      // Close-on-exec atomically: with pipe() and then fcntl, a child another thread spawns in
+      // between inherits the write end, and this child's output never ends.
+      guard pipe2(&pipes[index], O_CLOEXEC) == 0 else { throw SWTPMError("pipe2: \(String(cString: strerror(errno)))") }
     }
     defer { for pair in pipes { for fd in pair where fd >= 0 { close(fd) } } }
     var actions = posix_spawn_file_actions_t()
@@ -134,3 +135,6 @@ public struct TestProcess {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
   }
 }
+
+/// glibc's pipe2 (a GNU extension the Glibc module does not import).
+@_silgen_name("pipe2") private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32

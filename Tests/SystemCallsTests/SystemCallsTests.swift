@@ -6,7 +6,7 @@ import Testing
 /// Times SIGUSR1 reached its handler (a no-op but for this count).
 nonisolated(unsafe) private var interruptions = 0
 
-@Suite(.serialized) struct SystemCallTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct SystemCallTests {
   @Test("a failing call throws its name and errno")
   func failuresNameTheCall() {
     #expect(throws: SystemCallError("openat", errno: ENOENT)) {
@@ -34,11 +34,14 @@ nonisolated(unsafe) private var interruptions = 0
     pthread_sigmask(SIG_UNBLOCK, &usr1, &saved)  // a test runner's threads may block it
     defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
     let reader = pthread_self()
+    let task = Self.taskDirectory()
     let writer = ends[1]
+    // Each step waits for the event itself — the reader blocked in read(2), the handler run and
+    // the reader blocked in read(2) again — never for a guessed time.
     let thread = Thread {
-      usleep(150_000)
+      Self.waitUntil { Self.isBlockedInRead(task) }
       pthread_kill(reader, SIGUSR1)
-      usleep(150_000)
+      Self.waitUntil { interruptions == 1 && Self.isBlockedInRead(task) }
       _ = write(writer, "x", 1)
     }
     thread.start()
@@ -46,6 +49,32 @@ nonisolated(unsafe) private var interruptions = 0
     let count = try withUnsafeMutableBytes(of: &byte) { try readSome(ends[0], into: $0) }
     #expect(interruptions == 1, "the signal never interrupted the read")
     #expect(count == 1 && byte == UInt8(ascii: "x"))
+  }
+
+  /// /proc/self/task/<tid> of the calling thread.
+  static func taskDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    return "/proc/" + String(decoding: buffer[0..<max(0, count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// Whether the thread is asleep in read(2): its state S and its current system call read's
+  /// number (/proc/…/syscall starts with it).
+  static func isBlockedInRead(_ task: String) -> Bool {
+    #if arch(x86_64)
+      let read = "0 "
+    #else
+      let read = "63 "
+    #endif
+    let stat = (try? String(contentsOfFile: task + "/stat", encoding: .utf8)) ?? ""
+    let state = stat.split(separator: ")").last?.split(separator: " ").first
+    return state == "S" && ((try? String(contentsOfFile: task + "/syscall", encoding: .utf8)) ?? "").hasPrefix(read)
+  }
+
+  /// Yields until `condition` holds, at most 10 s.
+  static func waitUntil(_ condition: () -> Bool) {
+    let end = Date().addingTimeInterval(10)
+    while !condition() && Date() < end { sched_yield() }
   }
 
   @Test("readAll reads to the end across chunks, and stops at the limit")
@@ -63,7 +92,7 @@ nonisolated(unsafe) private var interruptions = 0
   }
 }
 
-@Suite struct AtomicWriterTests {
+@Suite(.timeLimit(.minutes(10))) struct AtomicWriterTests {
   func withDirectory(_ body: (Int32, String) throws -> Void) throws {
     var template = Array((NSTemporaryDirectory() + "/fr-profile-atomic.XXXXXX").utf8CString)
     let path = String(cString: try #require(mkdtemp(&template)))

@@ -7,7 +7,7 @@ import Testing
 import X509
 
 /// Evidence from a real TPM protocol implementation (swtpm), checked by the verifier.
-@Suite("TPM attestation against swtpm")
+@Suite("TPM attestation against swtpm", .timeLimit(.minutes(10)))
 struct AttestationTests {
   /// A TPM for one test, with its endorsement key's public area and an attestation key.
   final class Device {
@@ -137,37 +137,32 @@ struct AttestationTests {
     let directory = NSTemporaryDirectory() + "fr-profile-ek-\(UInt32.random(in: 0...UInt32.max))"
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let (state, _) = try manufacture(in: directory)
-    let tpm = try SWTPM(stateDirectory: state)
-    defer { tpm.stop() }
-    let context = try TPMContext(tcti: tpm.tcti)
-    let certificate = try #require(try context.endorsementCertificate())
-    let ek = try TPMPublic(tpm2b: try context.endorsementPublicArea(.rsa2048))
-    guard case .rsa(let modulus, let exponent) = ek.material else {
-      Issue.record("the RSA EK is not RSA")
-      return
+    try withSWTPM(stateDirectory: state) { tpm in
+      let context = try TPMContext(tcti: tpm.tcti)
+      let certificate = try #require(try context.endorsementCertificate())
+      let ek = try TPMPublic(tpm2b: try context.endorsementPublicArea(.rsa2048))
+      guard case .rsa(let modulus, let exponent) = ek.material else {
+        Issue.record("the RSA EK is not RSA")
+        return
+      }
+      #expect(modulus.count == 256 && exponent == 65537)
+      #expect(ek.isCanonicalEndorsementKey)
+      // The certificate's key is this EK's (openssl reads the DER).
+      let der = directory + "/ek.der"
+      #expect(FileManager.default.createFile(atPath: der, contents: Data(certificate)))
+      let openssl = try TestProcess.run(
+        ["/usr/bin/openssl", "x509", "-inform", "DER", "-in", der, "-noout", "-modulus"], environment: [:], timeout: 30)
+      let text = openssl.stdout
+      #expect(text.trimmingCharacters(in: .whitespacesAndNewlines) == "Modulus=" + modulus.map { String(format: "%02X", $0) }.joined())
+      // Credential activation through the RSA EK.
+      let ak = try context.createAttestationKey()
+      let secret = (0..<32).map { _ in UInt8.random(in: 0...255) }
+      let challenge = try CredentialChallenge.make(
+        endorsementKey: ek, objectName: try TPMPublic(tpm2b: ak.publicArea).name, credential: secret)
+      let released = try context.activateCredential(
+        attestationKey: ak, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret, endorsementKey: .rsa2048)
+      #expect(released == secret)
     }
-    #expect(modulus.count == 256 && exponent == 65537)
-    #expect(ek.isCanonicalEndorsementKey)
-    // The certificate's key is this EK's (openssl reads the DER).
-    let der = directory + "/ek.der"
-    #expect(FileManager.default.createFile(atPath: der, contents: Data(certificate)))
-    let openssl = Process()
-    openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    openssl.arguments = ["x509", "-inform", "DER", "-in", der, "-noout", "-modulus"]
-    let output = Pipe()
-    openssl.standardOutput = output
-    try openssl.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    openssl.waitUntilExit()
-    #expect(text.trimmingCharacters(in: .whitespacesAndNewlines) == "Modulus=" + modulus.map { String(format: "%02X", $0) }.joined())
-    // Credential activation through the RSA EK.
-    let ak = try context.createAttestationKey()
-    let secret = (0..<32).map { _ in UInt8.random(in: 0...255) }
-    let challenge = try CredentialChallenge.make(
-      endorsementKey: ek, objectName: try TPMPublic(tpm2b: ak.publicArea).name, credential: secret)
-    let released = try context.activateCredential(
-      attestationKey: ak, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret, endorsementKey: .rsa2048)
-    #expect(released == secret)
   }
 
   func certificate(_ path: String) throws -> Certificate {
@@ -180,26 +175,23 @@ struct AttestationTests {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let (state, root) = try manufacture(in: directory + "/a")
     let (_, otherRoot) = try manufacture(in: directory + "/b")
-    let tpm = try SWTPM(stateDirectory: state)
-    defer { tpm.stop() }
-    let context = try TPMContext(tcti: tpm.tcti)
-    let der = try #require(try context.endorsementCertificate())
-    let ek = try TPMPublic(tpm2b: try context.endorsementPublicArea(.rsa2048))
-    let issuer = try certificate(directory + "/a/ca/issuercert.pem")
-    try await EndorsementCertificate.verify(der, endorsementKey: ek, roots: [try certificate(root)], intermediates: [issuer])
-    let foreign = await #expect(throws: AttestationError.self) {
-      try await EndorsementCertificate.verify(der, endorsementKey: ek, roots: [try certificate(otherRoot)], intermediates: [issuer])
-    }
-    #expect("\(foreign.map { "\($0)" } ?? "")".contains("does not chain to a trusted TPM manufacturer root"))
-    // The genuine certificate, presented with a software TPM's EK.
-    let software = try SWTPM()
-    defer {
-      software.stop()
-      software.removeState()
-    }
-    let otherEK = try TPMPublic(tpm2b: try TPMContext(tcti: software.tcti).endorsementPublicArea(.rsa2048))
-    await #expect(throws: AttestationError.ekCertificateForAnotherKey) {
-      try await EndorsementCertificate.verify(der, endorsementKey: otherEK, roots: [try certificate(root)], intermediates: [issuer])
+    try await withSWTPM(stateDirectory: state) { tpm in
+      let context = try TPMContext(tcti: tpm.tcti)
+      let der = try #require(try context.endorsementCertificate())
+      let ek = try TPMPublic(tpm2b: try context.endorsementPublicArea(.rsa2048))
+      let issuer = try certificate(directory + "/a/ca/issuercert.pem")
+      try await EndorsementCertificate.verify(der, endorsementKey: ek, roots: [try certificate(root)], intermediates: [issuer])
+      let foreign = await #expect(throws: AttestationError.self) {
+        try await EndorsementCertificate.verify(der, endorsementKey: ek, roots: [try certificate(otherRoot)], intermediates: [issuer])
+      }
+      #expect("\(foreign.map { "\($0)" } ?? "")".contains("does not chain to a trusted TPM manufacturer root"))
+      // The genuine certificate, presented with a software TPM's EK.
+      try await withSWTPM { software in
+        let otherEK = try TPMPublic(tpm2b: try TPMContext(tcti: software.tcti).endorsementPublicArea(.rsa2048))
+        await #expect(throws: AttestationError.ekCertificateForAnotherKey) {
+          try await EndorsementCertificate.verify(der, endorsementKey: otherEK, roots: [try certificate(root)], intermediates: [issuer])
+        }
+      }
     }
   }
 }

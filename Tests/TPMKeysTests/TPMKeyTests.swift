@@ -6,113 +6,89 @@ import TPMKeys
 import Testing
 
 /// Keys in a real TPM protocol implementation: each test starts its own swtpm.
-@Suite("TPM keys against swtpm")
+@Suite("TPM keys against swtpm", .timeLimit(.minutes(10)))
 struct TPMKeyTests {
   @Test func createdKeySignsAndSwiftCryptoVerifies() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      let context = try TPMContext(tcti: tpm.tcti)
+      let blob = try context.createSigningKey()
+      let publicKey = try TPMContext.publicKey(of: blob)
+      let message = Array("header.payload".utf8)
+      let raw = try context.sign(message, with: blob)
+      #expect(raw.count == 64)
+      let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
+      #expect(publicKey.isValidSignature(signature, for: SHA256.hash(data: message)))
+      #expect(!publicKey.isValidSignature(signature, for: SHA256.hash(data: Array("header.other".utf8))))
     }
-    let context = try TPMContext(tcti: tpm.tcti)
-    let blob = try context.createSigningKey()
-    let publicKey = try TPMContext.publicKey(of: blob)
-    let message = Array("header.payload".utf8)
-    let raw = try context.sign(message, with: blob)
-    #expect(raw.count == 64)
-    let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
-    #expect(publicKey.isValidSignature(signature, for: SHA256.hash(data: message)))
-    #expect(!publicKey.isValidSignature(signature, for: SHA256.hash(data: Array("header.other".utf8))))
   }
 
   @Test func blobRoundTripsThroughItsFileForm() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      let context = try TPMContext(tcti: tpm.tcti)
+      let blob = try context.createSigningKey()
+      let reread = try TPMKeyBlob(bytes: blob.bytes)
+      #expect(reread == blob)
+      // A second connection (another process would do the same) signs with the re-read blob.
+      let raw = try TPMContext(tcti: tpm.tcti).sign([1, 2, 3], with: reread)
+      let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
+      #expect(try TPMContext.publicKey(of: blob).isValidSignature(signature, for: SHA256.hash(data: [1, 2, 3] as [UInt8])))
     }
-    let context = try TPMContext(tcti: tpm.tcti)
-    let blob = try context.createSigningKey()
-    let reread = try TPMKeyBlob(bytes: blob.bytes)
-    #expect(reread == blob)
-    // A second connection (another process would do the same) signs with the re-read blob.
-    let raw = try TPMContext(tcti: tpm.tcti).sign([1, 2, 3], with: reread)
-    let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
-    #expect(try TPMContext.publicKey(of: blob).isValidSignature(signature, for: SHA256.hash(data: [1, 2, 3] as [UInt8])))
   }
 
   @Test func publicKeyIsTheSubjectPublicKeyInfoTheIdentifierHashes() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      let blob = try TPMContext(tcti: tpm.tcti).createSigningKey()
+      let der = Array(try TPMContext.publicKey(of: blob).derRepresentation)
+      // SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING 04‖X‖Y }: 91 bytes.
+      #expect(der.count == 91)
+      #expect(der.starts(with: [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]))
+      #expect(try P256.Signing.PublicKey(derRepresentation: der).rawRepresentation == TPMContext.publicKey(of: blob).rawRepresentation)
     }
-    let blob = try TPMContext(tcti: tpm.tcti).createSigningKey()
-    let der = Array(try TPMContext.publicKey(of: blob).derRepresentation)
-    // SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING 04‖X‖Y }: 91 bytes.
-    #expect(der.count == 91)
-    #expect(der.starts(with: [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]))
-    #expect(try P256.Signing.PublicKey(derRepresentation: der).rawRepresentation == TPMContext.publicKey(of: blob).rawRepresentation)
   }
 
   @Test func keyFromAnotherTPMFailsToLoadAsForeign() throws {
-    let first = try SWTPM()
-    defer {
-      first.stop()
-      first.removeState()
-    }
-    let second = try SWTPM()
-    defer {
-      second.stop()
-      second.removeState()
-    }
-    let blob = try TPMContext(tcti: first.tcti).createSigningKey()
-    let other = try TPMContext(tcti: second.tcti)
-    #expect(throws: TPMError.self) { try other.verifyLoads(blob) }
-    do {
-      _ = try other.sign([1], with: blob)
-      Issue.record("a key of another TPM signed")
-    } catch {
-      guard case .foreignKey = error else {
-        Issue.record("expected foreignKey, got \(error)")
-        return
+    try withSWTPM { first in
+      try withSWTPM { second in
+        let blob = try TPMContext(tcti: first.tcti).createSigningKey()
+        let other = try TPMContext(tcti: second.tcti)
+        #expect(throws: TPMError.self) { try other.verifyLoads(blob) }
+        do {
+          _ = try other.sign([1], with: blob)
+          Issue.record("a key of another TPM signed")
+        } catch let error as TPMError {
+          if case .foreignKey = error {} else { Issue.record("expected foreignKey, got \(error)") }
+        }
       }
     }
   }
 
   @Test func persistentSRKIsUsedWhenPresent() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      let context = try TPMContext(tcti: tpm.tcti)
+      let before = try context.createSigningKey()
+      #expect(before.parent == .templateSRK)
+      try context.persistStorageKey()
+      let after = try context.createSigningKey()
+      #expect(after.parent == .persistentSRK)
+      // Both still sign: each loads under the storage key it was made under.
+      _ = try context.sign([1], with: before)
+      _ = try context.sign([1], with: after)
     }
-    let context = try TPMContext(tcti: tpm.tcti)
-    let before = try context.createSigningKey()
-    #expect(before.parent == .templateSRK)
-    try context.persistStorageKey()
-    let after = try context.createSigningKey()
-    #expect(after.parent == .persistentSRK)
-    // Both still sign: each loads under the storage key it was made under.
-    _ = try context.sign([1], with: before)
-    _ = try context.sign([1], with: after)
   }
 
   @Test func authValueIsRequiredAndWrongValuesReachTheLockout() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      let context = try TPMContext(tcti: tpm.tcti)
+      try context.setDictionaryAttackParameters(maxTries: 3, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+      let pin = Array("482916".utf8)
+      let blob = try context.createSigningKey(authValue: pin)
+      _ = try context.sign([1], with: blob, authValue: pin)
+      #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("000000".utf8)) }
+      #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("111111".utf8)) }
+      #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("222222".utf8)) }
+      // maxTries reached: even the right PIN is refused by the TPM now.
+      #expect(throws: TPMError.lockout) { try context.sign([1], with: blob, authValue: pin) }
     }
-    let context = try TPMContext(tcti: tpm.tcti)
-    try context.setDictionaryAttackParameters(maxTries: 3, recoverySeconds: 600, lockoutRecoverySeconds: 600)
-    let pin = Array("482916".utf8)
-    let blob = try context.createSigningKey(authValue: pin)
-    _ = try context.sign([1], with: blob, authValue: pin)
-    #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("000000".utf8)) }
-    #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("111111".utf8)) }
-    #expect(throws: TPMError.authFailed) { try context.sign([1], with: blob, authValue: Array("222222".utf8)) }
-    // maxTries reached: even the right PIN is refused by the TPM now.
-    #expect(throws: TPMError.lockout) { try context.sign([1], with: blob, authValue: pin) }
   }
 
   @Test func noTPMAtTheTCTIIsUnavailable() throws {
@@ -152,52 +128,46 @@ struct TPMKeyTests {
 
   @Test("a key without a PIN is noDA: the TPM's lockout, reached through a PIN key, does not stop it")
   func keysWithoutAPINAreOutsideTheLockout() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      let context = try TPMContext(tcti: tpm.tcti)
+      try context.setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+      let pin = Array("482916".utf8)
+      let guarded = try context.createSigningKey(authValue: pin)
+      let open = try context.createSigningKey()
+      #expect(try TPMContext.isNoDA(open) && !TPMContext.isNoDA(guarded))
+      for wrong in ["000000", "111111"] {
+        #expect(throws: TPMError.authFailed) { try context.sign([1], with: guarded, authValue: Array(wrong.utf8)) }
+      }
+      #expect(throws: TPMError.lockout) { try context.sign([1], with: guarded, authValue: pin) }
+      let raw = try context.sign([2], with: open)
+      let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
+      #expect(try TPMContext.publicKey(of: open).isValidSignature(signature, for: SHA256.hash(data: [2] as [UInt8])))
     }
-    let context = try TPMContext(tcti: tpm.tcti)
-    try context.setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
-    let pin = Array("482916".utf8)
-    let guarded = try context.createSigningKey(authValue: pin)
-    let open = try context.createSigningKey()
-    #expect(try TPMContext.isNoDA(open) && !TPMContext.isNoDA(guarded))
-    for wrong in ["000000", "111111"] {
-      #expect(throws: TPMError.authFailed) { try context.sign([1], with: guarded, authValue: Array(wrong.utf8)) }
-    }
-    #expect(throws: TPMError.lockout) { try context.sign([1], with: guarded, authValue: pin) }
-    let raw = try context.sign([2], with: open)
-    let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
-    #expect(try TPMContext.publicKey(of: open).isValidSignature(signature, for: SHA256.hash(data: [2] as [UInt8])))
   }
 
   @Test("parallel key creation on a TPM without a resource manager: object-memory warnings are retried, every creation succeeds")
   func parallelCreationsRetryTransientWarnings() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
-    }
-    let tcti = tpm.tcti
-    let results = NSLockedArray()
-    let group = DispatchGroup()
-    for _ in 0..<12 {
-      group.enter()
-      Thread.detachNewThread {
-        do {
-          let blob = try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.createSigningKey() }
-          let raw = try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.sign([3], with: blob) }
-          results.append(raw.count == 64 ? "ok" : "short signature")
-        } catch {
-          results.append("\(error)")
+    try withSWTPM { tpm in
+      let tcti = tpm.tcti
+      let results = NSLockedArray()
+      let group = DispatchGroup()
+      for _ in 0..<12 {
+        group.enter()
+        Thread.detachNewThread {
+          do {
+            let blob = try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.createSigningKey() }
+            let raw = try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.sign([3], with: blob) }
+            results.append(raw.count == 64 ? "ok" : "short signature")
+          } catch {
+            results.append("\(error)")
+          }
+          group.leave()
         }
-        group.leave()
       }
+      group.wait()
+      #expect(results.values.count == 12)
+      #expect(results.values.allSatisfy { $0 == "ok" }, "\(results.values.filter { $0 != "ok" })")
     }
-    group.wait()
-    #expect(results.values.count == 12)
-    #expect(results.values.allSatisfy { $0 == "ok" }, "\(results.values.filter { $0 != "ok" })")
   }
 }
 
@@ -216,42 +186,39 @@ struct PersistentSRKWithoutNoDATests {
     "such an SRK never parents new keys, so keys without a PIN stay outside another user's lockout; a key already under it is reported as locked out through it"
   )
   func newKeysAvoidItAndOldKeysSayWhy() throws {
-    let tpm = try SWTPM()
-    defer {
-      tpm.stop()
-      tpm.removeState()
+    try withSWTPM { tpm in
+      let directory = tpm.stateDirectory
+      for (tool, arguments) in [
+        ("tpm2_createprimary", ["-C", "o", "-G", "ecc", "-c", "srk.ctx"]),
+        ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
+        ("tpm2_flushcontext", ["-t"]),  // no resource manager: free the transient slots
+        (
+          "tpm2_create",
+          [
+            "-C", "0x81000001", "-G", "ecc256:ecdsa-sha256", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|sign|noda",
+            "-u", "old.pub", "-r", "old.priv",
+          ]
+        ),
+      ] {
+        let result = try tpm.tool(tool, arguments, directory: directory)
+        try #require(result.status == 0, "\(tool): \(result.stderr)")
+      }
+      let old = TPMKeyBlob(
+        parent: .persistentSRK, publicArea: try bytes(directory + "/old.pub"), privateArea: try bytes(directory + "/old.priv"))
+      let context = try TPMContext(tcti: tpm.tcti)
+      _ = try context.sign([1], with: old)
+      try context.setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+      let pin = Array("482916".utf8)
+      let guarded = try context.createSigningKey(authValue: pin)
+      let open = try context.createSigningKey()
+      #expect(guarded.parent == .templateSRK && open.parent == .templateSRK)
+      for wrong in ["000000", "111111"] {
+        #expect(throws: TPMError.authFailed) { try context.sign([1], with: guarded, authValue: Array(wrong.utf8)) }
+      }
+      #expect(throws: TPMError.lockout) { try context.sign([1], with: guarded, authValue: pin) }
+      _ = try context.sign([2], with: open)
+      #expect(throws: TPMError.lockoutThroughParent) { try context.sign([3], with: old) }
     }
-    let directory = tpm.stateDirectory
-    for (tool, arguments) in [
-      ("tpm2_createprimary", ["-C", "o", "-G", "ecc", "-c", "srk.ctx"]),
-      ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
-      ("tpm2_flushcontext", ["-t"]),  // no resource manager: free the transient slots
-      (
-        "tpm2_create",
-        [
-          "-C", "0x81000001", "-G", "ecc256:ecdsa-sha256", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|sign|noda",
-          "-u", "old.pub", "-r", "old.priv",
-        ]
-      ),
-    ] {
-      let result = try tpm.tool(tool, arguments, directory: directory)
-      try #require(result.status == 0, "\(tool): \(result.stderr)")
-    }
-    let old = TPMKeyBlob(
-      parent: .persistentSRK, publicArea: try bytes(directory + "/old.pub"), privateArea: try bytes(directory + "/old.priv"))
-    let context = try TPMContext(tcti: tpm.tcti)
-    _ = try context.sign([1], with: old)
-    try context.setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
-    let pin = Array("482916".utf8)
-    let guarded = try context.createSigningKey(authValue: pin)
-    let open = try context.createSigningKey()
-    #expect(guarded.parent == .templateSRK && open.parent == .templateSRK)
-    for wrong in ["000000", "111111"] {
-      #expect(throws: TPMError.authFailed) { try context.sign([1], with: guarded, authValue: Array(wrong.utf8)) }
-    }
-    #expect(throws: TPMError.lockout) { try context.sign([1], with: guarded, authValue: pin) }
-    _ = try context.sign([2], with: open)
-    #expect(throws: TPMError.lockoutThroughParent) { try context.sign([3], with: old) }
   }
 
   func bytes(_ path: String) throws -> [UInt8] {

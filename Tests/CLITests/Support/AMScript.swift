@@ -38,7 +38,8 @@ enum AMScript {
     let result = try CLITests.run(
       [
         // UTF-8 for the result on stdout, whatever the (empty) environment's locale says.
-        "-Dfile.encoding=UTF-8", "-cp", rhinoJar + ":" + classes, "org.mozilla.javascript.tools.shell.Main", packageRoot + "/Tests/AMScript/harness.js", script,
+        "-Dfile.encoding=UTF-8", "-cp", rhinoJar + ":" + classes, "org.mozilla.javascript.tools.shell.Main",
+        packageRoot + "/Tests/AMScript/harness.js", script,
         file,
       ], executable: "/usr/bin/java", timeout: timeout)
     if result.timedOut { throw ScriptError("the script ran longer than \(Int(timeout)) s and was killed") }

@@ -67,6 +67,8 @@ final class AuthenticateServer: @unchecked Sendable {
   private var decisions: [String] = []
   private var profiles: [JSON] = []
   private var stopped = false
+  /// Closed (its write end) by `stop()`: what handlers that hang on purpose wait for.
+  private var stopEvent: [Int32] = [-1, -1]
   private let done = DispatchGroup()
 
   private struct Session {
@@ -113,6 +115,7 @@ final class AuthenticateServer: @unchecked Sendable {
     }
     self.listener = listener
     port = UInt16(bigEndian: address.sin_port)
+    guard pipe2(&stopEvent, O_CLOEXEC) == 0 else { throw ServerError("pipe2: \(errno)") }
     done.enter()
     Thread.detachNewThread { [self] in acceptLoop() }
   }
@@ -120,9 +123,11 @@ final class AuthenticateServer: @unchecked Sendable {
   /// Stops accepting, releases hanging handlers and waits for the accept loop to end.
   func stop() {
     lock.withLock { stopped = true }
+    close(stopEvent[1])  // the event hanging handlers wait on: their poll sees the hang-up
     shutdown(listener, Int32(SHUT_RDWR))
     done.wait()
     close(listener)
+    close(stopEvent[0])
     if let context { SSL_CTX_free(context) }
   }
 
@@ -139,12 +144,11 @@ final class AuthenticateServer: @unchecked Sendable {
     defer { done.leave() }
     Self.blockSignals()
     while !isStopped {
-      let client = accept(listener, nil, nil)
+      let client = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
       if client < 0 {
         if errno == EINTR { continue }
         return
       }
-      _ = fcntl(client, F_SETFD, FD_CLOEXEC)
       Thread.detachNewThread { [self] in serve(client) }
     }
   }
@@ -203,7 +207,9 @@ final class AuthenticateServer: @unchecked Sendable {
     guard let request = readRequest(stream) else { return }
     lock.withLock { recorded.append(request) }
     if case .hang = configuration.behaviour {
-      while !isStopped { usleep(20_000) }
+      // Until the server stops: the stop event's write end closes.
+      var event = pollfd(fd: stopEvent[0], events: Int16(POLLIN), revents: 0)
+      while poll(&event, 1, -1) < 0 && errno == EINTR {}
       return
     }
     let status: Int
@@ -393,3 +399,12 @@ func makeSelfSignedCertificate(in directory: String) throws -> (certificate: Str
   guard result.status == 0 else { throw ServerError("openssl req failed: \(result.stderr)") }
   return (certificate, key)
 }
+
+/// glibc's accept4 (a GNU extension the Glibc module does not import): the connection is
+/// close-on-exec from the start, never inherited by a child a test spawns meanwhile.
+/// glibc's pipe2, for the same reason.
+@_silgen_name("pipe2") private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
+
+@_silgen_name("accept4") private func accept4(
+  _ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: UnsafeMutablePointer<socklen_t>?, _ flags: Int32
+) -> Int32

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import SWTPMSupport
 
 /// The result of one run of the built `fr-profile` binary.
 struct RunResult {
@@ -23,68 +23,17 @@ let frProfilePath = productsDirectory + "/fr-profile"
 
 /// Runs `executable` (default: the built fr-profile) with `arguments`, the given environment
 /// (nothing inherited unless passed) and optional standard input; waits for it to exit, or
-/// kills it once it has run `timeout` seconds.
+/// kills its whole process group once it has run `timeout` seconds (`TestProcess`): every child
+/// of a test is bounded, so a hang fails its test instead of CI.
 func run(
   _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
-  executable: String = frProfilePath, prefix: [String] = [], directory: String? = nil, timeout: Double? = nil
+  executable: String = frProfilePath, prefix: [String] = [], directory: String? = nil,
+  timeout: Double = TestProcess.defaultTimeout
 ) throws -> RunResult {
-  let process = Process()
-  if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-  let argv = prefix + [executable] + arguments
-  process.executableURL = URL(fileURLWithPath: argv[0])
-  process.arguments = Array(argv.dropFirst())
-  var env = environment
-  if env["PATH"] == nil { env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
-  process.environment = env
-  let outPipe = Pipe()
-  let errPipe = Pipe()
-  let inPipe = Pipe()
-  process.standardOutput = outPipe
-  process.standardError = errPipe
-  process.standardInput = inPipe
-  try process.run()
-  // A runaway child is killed so its test fails instead of hanging the run. By pid, and only
-  // while this function has not seen it exit (a reaped pid could be reused).
-  let watchdog = Watchdog()
-  if let timeout {
-    let pid = process.processIdentifier
-    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { watchdog.kill(pid) }
-  }
-  // Read both pipes concurrently so a chatty child cannot block on a full pipe.
-  nonisolated(unsafe) var errData = Data()
-  let group = DispatchGroup()
-  group.enter()
-  DispatchQueue.global().async {
-    errData = readToEnd(errPipe.fileHandleForReading.fileDescriptor)
-    group.leave()
-  }
-  if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
-  try? inPipe.fileHandleForWriting.close()
-  let outData = readToEnd(outPipe.fileHandleForReading.fileDescriptor)
-  group.wait()
-  process.waitUntilExit()
-  return RunResult(
-    status: process.terminationStatus,
-    stdout: String(decoding: outData, as: UTF8.self),
-    stderr: String(decoding: errData, as: UTF8.self), timedOut: watchdog.finish())
-}
-
-/// Whether a child was killed for running too long; `finish` disarms it once the child exited.
-private final class Watchdog: Sendable {
-  private let state = Mutex((exited: false, killed: false))
-
-  func kill(_ pid: pid_t) {
-    state.withLock { state in
-      if !state.exited { state.killed = Glibc.kill(pid, SIGKILL) == 0 }
-    }
-  }
-
-  func finish() -> Bool {
-    state.withLock { state in
-      state.exited = true
-      return state.killed
-    }
-  }
+  let result = try TestProcess.run(
+    prefix + [executable] + arguments, environment: environment, stdin: Array((stdin ?? "").utf8), directory: directory,
+    timeout: timeout)
+  return RunResult(status: result.status, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut)
 }
 
 /// All bytes from `fd` until end of file. FileHandle.readDataToEndOfFile traps on EINTR, which

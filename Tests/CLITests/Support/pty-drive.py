@@ -10,7 +10,6 @@ STEPS_JSON is a list of steps, run in order:
   {"absent": TEXT}                 record whether TEXT is absent from the argv and environment of the
                                    command and all its descendants now, as "absent"
   {"send": TEXT}                   type TEXT (\\u0003 is Ctrl-C, \\u0004 Ctrl-D at a line start)
-  {"wait": S}                      let S seconds pass
 Then waits for the command to end (at most 30 s; killed after) and prints one JSON object:
 {"screen": everything shown, "echo": [...], "absent": [...], "status": exit code or -signal,
  "failed": the first step that failed or null}.
@@ -79,28 +78,30 @@ def main():
             screen += data
         return True
 
+    # Where the last expected text ended: each `expect` looks only at what came after it, so a
+    # second "Password" prompt is not found in the first one's text.
+    seen = 0
     for step in steps:
         if "expect" in step:
+            wanted = step["expect"].encode()
             deadline = time.monotonic() + step.get("timeout", 15)
-            while step["expect"].encode() not in screen:
+            while screen.find(wanted, seen) < 0:
                 left = deadline - time.monotonic()
                 if left <= 0 or not pump(min(left, 0.1)):
-                    if step["expect"].encode() not in screen:
+                    if screen.find(wanted, seen) < 0:
                         result["failed"] = step
                     break
             if result["failed"]:
                 break
+            seen = screen.find(wanted, seen) + len(wanted)
         elif "echo" in step:
-            time.sleep(0.2)  # the prompt is written before the echo flag changes
+            # No wait: fr-profile turns echo off before it writes a prompt, so once the prompt
+            # (the step before) is on the screen the flag is what the user types under.
             result["echo"].append(bool(termios.tcgetattr(master)[3] & termios.ECHO))
         elif "absent" in step:
             result["absent"].append(absent_everywhere(pid, step["absent"]))
         elif "send" in step:
             os.write(master, step["send"].encode())
-        elif "wait" in step:
-            end = time.monotonic() + step["wait"]
-            while time.monotonic() < end:
-                pump(0.05)
     deadline = time.monotonic() + 30
     status = None
     while status is None:
