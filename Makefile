@@ -13,9 +13,9 @@ ARGS ?=
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt \
-  gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless
+  gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
 PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch python3 time umockdev
-# Man pages and completions (packaging/gen-docs.py), the .deb and its checks (packaging/check-deb.sh).
+# Man pages (packaging/gen-docs.py), completions (swift-argument-parser's), the .deb and its checks.
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
 PKGS_DEB := $(PKGS_DOCS) dpkg-dev fakeroot
 PKGS_DEB_TEST := $(PKGS_DEB) lintian systemd man-db bash zsh fish util-linux
@@ -46,7 +46,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 # libstdc++ and libgcc are linked in statically through a linker script on the -L path), with the
 # Swift runtime linked in (--static-swift-stdlib). libudev, libcurl, libtss2 and libpam are loaded
 # with dlopen by the command that needs them (Sources/CUdev, CCurl, CTSS2, CPAM), so the .deb
-# Depends on libc6 alone and one .deb installs on Debian 12 and 13 (README "Install").
+# Depends on libc6 alone and one .deb installs on Debian 12 and 13 (docs/install.md).
 # -no-pie: a position-independent binary makes the dynamic loader apply 57,462 relative
 # relocations (the Swift metadata's absolute pointers) at every start, 0.75 M instructions, more
 # than the whole collect; without PIE collect runs 0.62 M instead of 1.37 M instructions and
@@ -57,7 +57,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 # symbols from the executable, and the Swift runtime's start-up dladdr() otherwise scans ~100k
 # exported symbols. The trait SymbolOrdering links it with lld and bench/collect-order.txt (from
 # bench/collect-order.sh), which puts the functions collect runs, and the data it touches, next
-# to each other (README "Benchmark"). `-Xfrontend -function-sections` (a hidden frontend flag)
+# to each other (bench/README.md). `-Xfrontend -function-sections` (a hidden frontend flag)
 # puts every Swift function in a section of its own, as C's -ffunction-sections does, so the
 # ordering file can move them. It moves code, never changes it: bench/release-golden.sh (run by
 # `make check-deb`, so by `make test`, and by `make bench`) compares the output byte for byte.
@@ -70,22 +70,29 @@ RELEASE_FLAGS := -c release --traits SymbolOrdering --scratch-path $(OUT) --stat
 # Sources Tests Fuzz Package.swift` fixes what it reports.
 # scripts/lint-tests.py: no test may end in a `guard case … else { return }` that passes when
 # the code under test takes the wrong branch (issue 19).
+# scripts/check-schemas.py: every schema against the metaschema and every committed document
+# against its schema, with Debian's python3-jsonschema (the tests check the outputs they make).
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
 	python3 scripts/lint-tests.py Tests
+	/usr/bin/python3 scripts/check-schemas.py
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
   check-distros bench deps-build deps-test deps-bench deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
-# In-process libFuzzer targets (README "Fuzzing"): `make fuzz` runs each for FUZZ_SECONDS;
-# `make test` replays the seed corpus and runs each for FUZZ_TEST_SECONDS.
+# In-process libFuzzer targets (docs/development.md "Fuzzing"): `make fuzz` runs each for
+# FUZZ_SECONDS; `make test` replays the seed corpus and runs each for FUZZ_TEST_SECONDS. The trait
+# Fuzzing compiles our targets with -sanitize=fuzzer,address (Package.swift); the dependencies keep
+# the objects of the ordinary build of the same configuration, so BoringSSL is not compiled again.
+# FUZZ_CONFIGURATION=release fuzzes optimised code (more runs per second) in a scratch path of its own.
 FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer fuzz-tpm-wire
 FUZZ_SECONDS ?= 600
 FUZZ_TEST_SECONDS ?= 20
+FUZZ_CONFIGURATION ?= debug
+FUZZ_SCRATCH := $(if $(filter release,$(FUZZ_CONFIGURATION)),.build-fuzz,.build)
 # lld (shipped with the toolchain): gold fails on these binaries' debug info.
-FUZZ_FLAGS := -c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
-  -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
+FUZZ_FLAGS := -c $(FUZZ_CONFIGURATION) --scratch-path $(FUZZ_SCRATCH) --traits Fuzzing -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
 
 define ensure_packages
 	@missing=""; for p in $(1); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -138,13 +145,15 @@ release: deps-build
 build: deps-build
 	$(SWIFT) build
 
+# The fuzz build (trait Fuzzing) reuses the debug build's scratch path, so it comes after
+# everything that runs the debug test build.
 test: deps-test lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) fuzz-replay-corpus
-	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 	$(MAKE) check-deb
 	$(MAKE) check-installed
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 	$(MAKE) check-distros
 
 # Every seed and every past crash through each target, without sanitizers (the debug build).
@@ -163,6 +172,10 @@ install: release docs install-files
 docs: deps-docs release
 	python3 packaging/gen-docs.py $(BIN) $(DOCS) \
 	  "$$(date -u -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s) +%Y-%m-%d)"
+	mkdir -p $(DOCS)/completions
+	$(BIN) --generate-completion-script bash > $(DOCS)/completions/fr-profile.bash
+	$(BIN) --generate-completion-script zsh > $(DOCS)/completions/_fr-profile
+	$(BIN) --generate-completion-script fish > $(DOCS)/completions/fr-profile.fish
 man completions: docs
 
 # The installed set; stripped binaries (debug info is ~4/5 of their size).

@@ -1,24 +1,46 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// With the trait Fuzzing (`make fuzz`): the code the fuzz targets drive is compiled with
+/// libFuzzer's coverage and AddressSanitizer, so only our targets are rebuilt for fuzzing — the
+/// dependencies (BoringSSL above all) keep the objects of the ordinary build.
+let fuzzed: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"], .when(traits: ["Fuzzing"]))]
+let fuzzLinked: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"], .when(traits: ["Fuzzing"]))]
+
+/// A fuzz target (Fuzz/<directory>): replays files in an ordinary build, runs libFuzzer with
+/// the trait Fuzzing.
+func fuzzTarget(_ name: String, _ dependencies: [Target.Dependency], _ directory: String) -> Target {
+  .executableTarget(
+    name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/" + directory, swiftSettings: fuzzed,
+    linkerSettings: fuzzLinked)
+}
+
 let package = Package(
   name: "fr-profile",
   products: [
-    // One executable for every command. libudev, libcurl, libtss2 and libpam are loaded with
-    // dlopen by the command that needs them (Sources/CUdev, CCurl, CTSS2, CPAM), so collect
-    // maps none of them and the binary needs only the C runtime (README "Install").
+    // One executable for every command, the client's and the verifier's. libudev, libcurl,
+    // libtss2 and libpam are loaded with dlopen by the command that needs them (Sources/CUdev,
+    // CCurl, CTSS2, CPAM), so collect maps none of them and the binary needs only the C runtime
+    // (docs/install.md).
     .executable(name: "fr-profile", targets: ["fr-profile"]),
     .library(name: "Collectors", targets: ["Collectors"]),
+    .library(name: "DeviceIdentity", targets: ["DeviceIdentity"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
     .library(name: "JourneyProfiler", targets: ["JourneyProfiler"]),
     .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
+    // The verifier, for a server-side Swift program: no client target, no tpm2-tss.
+    .library(name: "TPMAttestation", targets: ["TPMAttestation"]),
   ],
   traits: [
     .trait(
       name: "SymbolOrdering",
       description: "Release fr-profile linked by lld with bench/collect-order.txt (`make release`)"
-    )
+    ),
+    .trait(
+      name: "Fuzzing",
+      description: "libFuzzer and AddressSanitizer in the fuzz targets and the code they drive (`make fuzz`)"
+    ),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -35,11 +57,13 @@ let package = Package(
       dependencies: [
         "Collectors",
         "DeviceBinding",
+        "DeviceIdentity",
         "Journey",
         "JourneyProfiler",
         "JourneyHTTP",
         "TPMAttestation",
         "TPMKeys",
+        "TPMProtocol",
         "ProfileCLI",
         "ProfileJSON",
         "DeviceMatch",
@@ -50,7 +74,7 @@ let package = Package(
         .product(name: "X509", package: "swift-certificates"),
       ],
       // `make release` (trait SymbolOrdering): linked by lld with the functions and data collect
-      // touches next to each other (README "Benchmark"). The C runtime stays dynamic.
+      // touches next to each other (bench/README.md). The C runtime stays dynamic.
       linkerSettings: [
         .unsafeFlags(
           [
@@ -69,7 +93,7 @@ let package = Package(
     .target(
       name: "ProfileCLI",
       dependencies: [
-        "CBuildInfo", "Collectors", "Journey", "ProfileJSON", "SystemCalls",
+        "CBuildInfo", "Collectors", "DeviceIdentity", "Journey", "ProfileJSON", "SystemCalls",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -80,17 +104,26 @@ let package = Package(
     // libcurl, loaded with dlopen on first use rather than linked (Sources/CCurl/include/CCurl.h).
     // Building needs curl/curl.h (Debian libcurl4-openssl-dev); running journey needs libcurl.so.4.
     .target(name: "CCurl", dependencies: ["CLoader"]),
-    // The device profile: collectors over a root-relative system source, identity, tamper score.
+    // The device profile: collectors over a root-relative system source, tamper score.
     .target(
       name: "Collectors",
       dependencies: [
         "CUdev",
         "ProfileJSON",
         "SystemCalls",
-        "TPMProtocol",
         .product(name: "Crypto", package: "swift-crypto"),
-      ]
+      ],
+      swiftSettings: fuzzed
     ),
+    // The device's identity: the state directory (walked and held by a descriptor), the device
+    // key (a file or a TPM key) and the identifier derived from it. Not a collector: the
+    // profile, binding and attestation all use it.
+    .target(
+      name: "DeviceIdentity",
+      dependencies: ["Collectors", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: fuzzed
+    ),
+    .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Collectors", "TestSupport"]),
     // libudev (displays, cameras, bluetooth), loaded with dlopen on first use rather than linked
     // (Sources/CUdev/include/CUdev.h says why); only Collectors/System/Udev.swift imports it.
     // Building needs libudev.h (Debian libudev-dev); running needs libudev.so.1 (libudev1).
@@ -101,10 +134,10 @@ let package = Package(
     // AM's authenticate protocol for journey clients: steps, callbacks, the walk, server text
     // made printable. Only the JSON value: an embedder who needs the protocol pulls no
     // libudev or swift-crypto.
-    .target(name: "Journey", dependencies: ["ProfileJSON"]),
+    .target(name: "Journey", dependencies: ["ProfileJSON"], swiftSettings: fuzzed),
     // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
     // protocol and Collectors. Collection knows nothing of AM.
-    .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "ProfileJSON"]),
+    .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "DeviceIdentity", "ProfileJSON"], swiftSettings: fuzzed),
     // Device binding and signing (AM's Device Binding / Device Signing Verifier nodes): bound
     // user keys behind UserKeyStore, ES256 JWS over swift-crypto (JWS.swift), PIN protection (scrypt), app
     // policies, PAM user verification. Never on collect's path.
@@ -113,6 +146,7 @@ let package = Package(
       dependencies: [
         "CHardening",
         "Collectors",
+        "DeviceIdentity",
         "CPAM",
         "Journey",
         "ProfileJSON",
@@ -132,7 +166,7 @@ let package = Package(
     .testTarget(
       name: "DeviceBindingTests",
       dependencies: [
-        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "ProfileJSON", "TPMKeys", "SWTPMSupport",
+        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON", "TPMKeys", "TestSupport",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"]
@@ -142,7 +176,8 @@ let package = Package(
     .target(
       name: "TPMKeys",
       dependencies: [
-        "CTSS2", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+        "CTSS2", "DeviceIdentity", "ProfileJSON", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
     // Loaded with dlopen on first use (Sources/CTSS2/include/CTSS2.h). Building needs libtss2-dev.
@@ -153,7 +188,7 @@ let package = Package(
     // What the device client and the verifier share: TPM 2.0 structures as the TPM marshals
     // them (TPMT_PUBLIC, TPMS_ATTEST, our key file) with the one parser of them, and the
     // attestation protocol's documents, callback ids, claim name and errors. Pure Swift.
-    .target(name: "TPMProtocol", dependencies: ["ProfileJSON", .product(name: "Crypto", package: "swift-crypto")]),
+    .target(name: "TPMProtocol", dependencies: ["ProfileJSON", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: fuzzed),
     .target(
       name: "TPMAttestation",
       dependencies: [
@@ -166,35 +201,35 @@ let package = Package(
     .testTarget(
       name: "TPMAttestationTests",
       dependencies: [
-        "TPMAttestation", "TPMKeys", "SWTPMSupport", "ProfileJSON", .product(name: "X509", package: "swift-certificates"),
+        "TPMAttestation", "TPMKeys", "TestSupport", "ProfileJSON", .product(name: "X509", package: "swift-certificates"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"]),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",
-      dependencies: ["TPMKeys", "SWTPMSupport", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["TPMKeys", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
     ),
     // The swtpm launcher the TPM tests of three test targets share (test targets cannot share sources).
-    .target(name: "SWTPMSupport", path: "Tests/SWTPMSupport"),
+    .target(name: "TestSupport", path: "Tests/TestSupport"),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
-    .target(name: "ProfileJSON"),
+    .target(name: "ProfileJSON", swiftSettings: fuzzed),
     // The one funnel for system calls on secrets and outputs (EINTR, typed errno, the call's
     // name), the read loop and the atomic writer; shared by modules that do not otherwise depend
     // on each other (DeviceMatch must not depend on Collectors).
-    .target(name: "SystemCalls"),
+    .target(name: "SystemCalls", swiftSettings: fuzzed),
     .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
     .testTarget(
       name: "CollectorsTests",
-      dependencies: ["Collectors", "ProfileJSON", "SystemCalls"],
+      dependencies: ["Collectors", "DeviceIdentity", "ProfileJSON", "SystemCalls", "TestSupport"],
       exclude: ["Fixtures"]
     ),
-    .testTarget(name: "JourneyTests", dependencies: ["Journey", "JourneyProfiler", "Collectors", "ProfileJSON"]),
+    .testTarget(name: "JourneyTests", dependencies: ["Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
     // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
-    .target(name: "DeviceMatch", dependencies: ["ProfileJSON", "SystemCalls"]),
+    .target(name: "DeviceMatch", dependencies: ["ProfileJSON", "SystemCalls"], swiftSettings: fuzzed),
     .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes; also
     // runs `fr-profile journey` against an in-process AM test server
@@ -203,7 +238,7 @@ let package = Package(
     .testTarget(
       name: "CLITests",
       dependencies: [
-        "ProfileJSON", "DeviceMatch", "COpenSSL", "SWTPMSupport", "TPMKeys", "TPMAttestation",
+        "ProfileJSON", "DeviceMatch", "COpenSSL", "TestSupport", "TPMKeys", "TPMAttestation",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures", "Support/pty-drive.py"]
@@ -212,27 +247,19 @@ let package = Package(
       name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"])]
     ),
-    // In-process libFuzzer targets (README "Fuzzing", `make fuzz`). Built as usual they replay
+    // In-process libFuzzer targets (docs/development.md "Fuzzing", `make fuzz`). Built as usual they replay
     // the files they are given (the seed corpus, past crashes) in `make test`; built with
-    // -DFUZZING -sanitize=fuzzer,address, libFuzzer drives them.
+    // the trait Fuzzing (-sanitize=fuzzer,address), libFuzzer drives them.
     .target(name: "FuzzDriver", path: "Fuzz/Driver"),
-    .target(name: "FuzzSupport", dependencies: ["FuzzDriver"], path: "Fuzz/Support"),
-    .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "ProfileJSON"], path: "Fuzz/JSON"),
-    .executableTarget(
-      name: "fuzz-replay", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"], path: "Fuzz/Replay"),
-    .executableTarget(
-      name: "fuzz-stored-reader", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"],
-      path: "Fuzz/StoredReader"),
-    .executableTarget(
-      name: "fuzz-device-matcher", dependencies: ["FuzzSupport", "DeviceMatch", "ProfileJSON"],
-      path: "Fuzz/DeviceMatcher"),
-    .executableTarget(
-      name: "fuzz-journey-step", dependencies: ["FuzzSupport", "Journey", "ProfileJSON"], path: "Fuzz/JourneyStep"),
-    .executableTarget(
-      name: "fuzz-tpm-wire", dependencies: ["FuzzSupport", "TPMProtocol", "ProfileJSON"], path: "Fuzz/TPMWire"),
-    .executableTarget(
-      name: "fuzz-callback-answerer",
-      dependencies: ["FuzzSupport", "Collectors", "Journey", "JourneyProfiler", "ProfileJSON"],
-      path: "Fuzz/CallbackAnswerer"),
+    .target(
+      name: "FuzzSupport", dependencies: ["FuzzDriver"], path: "Fuzz/Support",
+      swiftSettings: fuzzed),
+    fuzzTarget("fuzz-json", ["ProfileJSON"], "JSON"),
+    fuzzTarget("fuzz-replay", ["DeviceMatch", "ProfileJSON"], "Replay"),
+    fuzzTarget("fuzz-stored-reader", ["DeviceMatch", "ProfileJSON"], "StoredReader"),
+    fuzzTarget("fuzz-device-matcher", ["DeviceMatch", "ProfileJSON"], "DeviceMatcher"),
+    fuzzTarget("fuzz-journey-step", ["Journey", "ProfileJSON"], "JourneyStep"),
+    fuzzTarget("fuzz-tpm-wire", ["TPMProtocol", "ProfileJSON"], "TPMWire"),
+    fuzzTarget("fuzz-callback-answerer", ["Collectors", "Journey", "JourneyProfiler", "ProfileJSON"], "CallbackAnswerer"),
   ]
 )

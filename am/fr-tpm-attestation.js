@@ -5,7 +5,7 @@
  *   "true"       a JWS's TPM evidence was verified, and nothing else ends "true" (second node only)
  *   "false"      anything else; the reason is logged and left in sharedState "frTpmAttestation.refused"
  *
- * Place two Scripted Decision nodes with this script in the journey (README "TPM attestation"):
+ * Place two Scripted Decision nodes with this script in the journey (docs/tpm.md "TPM attestation"):
  *
  *   ... Username -> Password -> [this script] -activated-> Device Binding -> Device Signing Verifier
  *       -> [this script] -true-> success

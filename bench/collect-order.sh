@@ -4,7 +4,7 @@
 # as lld's --symbol-ordering-file (one symbol per line; glibc's and the Swift runtime's included).
 # `make release` links each group next to each other, so a collect touches fewer pages: the kernel
 # maps code in 64 KB windows around each page touched, and every data page written is a fault of
-# its own (README "Benchmark"). lld moves whole input sections: the Swift standard library keeps
+# its own (bench/README.md). lld moves whole input sections: the Swift standard library keeps
 # most of its functions in one 1.6 MB section, which stays where it is, and our own modules' globals
 # are not in sections of their own. A stale list still links; it only orders less of what runs.
 #

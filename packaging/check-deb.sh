@@ -123,16 +123,21 @@ done
 pass "man pages list every --help option; fr-profile(1) has FILES, ENVIRONMENT, EXIT STATUS, EXAMPLES"
 
 # Completions.
+# swift-argument-parser's scripts: the completion function is _fr-profile, called as bash would.
 complete_bash() {
-  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _fr_profile; printf "%s\n" "${COMPREPLY[@]}"' \
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+    _fr-profile fr-profile "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"; printf "%s\n" "${COMPREPLY[@]}"' \
     _ "$work/x/usr/share/bash-completion/completions/fr-profile" "$@"
 }
 [[ $(complete_bash fr-profile co) == *collect* ]] || fail "bash: 'fr-profile co<TAB>'"
 [[ $(complete_bash fr-profile journey --se) == *--server* ]] || fail "bash: 'fr-profile journey --se<TAB>' lacks --server"
 [[ $(complete_bash fr-profile collect --l) == *--latitude* ]] || fail "bash: 'fr-profile collect --l<TAB>'"
 [[ $(complete_bash fr-profile identifier --l) != *--latitude* ]] || fail "bash: identifier offers --latitude"
+[[ $(complete_bash fr-profile keys l) == *list* ]] || fail "bash: 'fr-profile keys l<TAB>' (a nested command)"
+[[ $(complete_bash fr-profile collect --output "$work/x/usr/share/doc/fr-profile/change") == *changelog* ]] ||
+  fail "bash: --output FILE completes files"
 zsh -n "$work/x/usr/share/zsh/vendor-completions/_fr-profile" || fail "zsh completion has syntax errors"
-grep -q -- "--server=" "$work/x/usr/share/zsh/vendor-completions/_fr-profile" || fail "zsh: no journey options"
+grep -q -- "--server" "$work/x/usr/share/zsh/vendor-completions/_fr-profile" || fail "zsh: no journey options"
 fish --no-execute "$work/x/usr/share/fish/vendor_completions.d/fr-profile.fish" || fail "fish: fr-profile.fish"
 fish_out=$(fish -c "source $work/x/usr/share/fish/vendor_completions.d/fr-profile.fish; complete -C'fr-profile journey --ser'")
 [[ $fish_out == *--server* ]] || fail "fish: 'fr-profile journey --ser<TAB>': $fish_out"

@@ -31,3 +31,12 @@ func fuzzCallbackAnswerer(_ input: UnsafeBufferPointer<UInt8>) {
 @main enum Main {
   static func main() { runTarget(name: "fuzz-callback-answerer", fuzzCallbackAnswerer) }
 }
+
+#if Fuzzing
+  // A debug build renames the executable's `main` (SwiftPM's testable entry point), so
+  // libFuzzer's own `main` runs and calls this directly.
+  @_cdecl("LLVMFuzzerTestOneInput") func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    fuzzCallbackAnswerer(UnsafeBufferPointer(start: data, count: size))
+    return 0
+  }
+#endif

@@ -42,3 +42,12 @@ func fuzzDeviceMatcher(_ input: UnsafeBufferPointer<UInt8>) {
 @main enum Main {
   static func main() { runTarget(name: "fuzz-device-matcher", fuzzDeviceMatcher) }
 }
+
+#if Fuzzing
+  // A debug build renames the executable's `main` (SwiftPM's testable entry point), so
+  // libFuzzer's own `main` runs and calls this directly.
+  @_cdecl("LLVMFuzzerTestOneInput") func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    fuzzDeviceMatcher(UnsafeBufferPointer(start: data, count: size))
+    return 0
+  }
+#endif

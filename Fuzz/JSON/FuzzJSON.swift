@@ -56,3 +56,12 @@ func allFinite(_ value: JSON) -> Bool {
 @main enum Main {
   static func main() { runTarget(name: "fuzz-json", fuzzJSON) }
 }
+
+#if Fuzzing
+  // A debug build renames the executable's `main` (SwiftPM's testable entry point), so
+  // libFuzzer's own `main` runs and calls this directly.
+  @_cdecl("LLVMFuzzerTestOneInput") func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    fuzzJSON(UnsafeBufferPointer(start: data, count: size))
+    return 0
+  }
+#endif

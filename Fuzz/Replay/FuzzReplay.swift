@@ -51,3 +51,12 @@ func fuzzReplay(_ input: UnsafeBufferPointer<UInt8>) {
 @main enum Main {
   static func main() { runTarget(name: "fuzz-replay", fuzzReplay) }
 }
+
+#if Fuzzing
+  // A debug build renames the executable's `main` (SwiftPM's testable entry point), so
+  // libFuzzer's own `main` runs and calls this directly.
+  @_cdecl("LLVMFuzzerTestOneInput") func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    fuzzReplay(UnsafeBufferPointer(start: data, count: size))
+    return 0
+  }
+#endif

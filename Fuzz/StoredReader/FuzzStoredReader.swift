@@ -94,3 +94,12 @@ func fuzzStoredReader(_ input: UnsafeBufferPointer<UInt8>) {
 @main enum Main {
   static func main() { runTarget(name: "fuzz-stored-reader", fuzzStoredReader) }
 }
+
+#if Fuzzing
+  // A debug build renames the executable's `main` (SwiftPM's testable entry point), so
+  // libFuzzer's own `main` runs and calls this directly.
+  @_cdecl("LLVMFuzzerTestOneInput") func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    fuzzStoredReader(UnsafeBufferPointer(start: data, count: size))
+    return 0
+  }
+#endif

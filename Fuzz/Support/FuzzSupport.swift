@@ -63,11 +63,12 @@ public func replayFiles(_ arguments: [String], name: String, _ body: (UnsafeBuff
 /// The body `runTarget` hands to libFuzzer (one per process; libFuzzer calls it from one thread).
 nonisolated(unsafe) var fuzzBody: (UnsafeBufferPointer<UInt8>) -> Void = { _ in }
 
-/// A target's `main`. Built with -DFUZZING (and -sanitize=fuzzer), libFuzzer runs `body`
-/// with its own flags and corpus arguments; otherwise each file argument is replayed.
-/// (SwiftPM links executables with their own renamed `main`, so libFuzzer's is not used.)
+/// A target's `main`. Built with the trait Fuzzing (-sanitize=fuzzer), libFuzzer runs `body`
+/// with its own flags and corpus arguments; otherwise each file argument is replayed. (A
+/// release build links the executable's own `main`, which comes here; a debug build renames it,
+/// and libFuzzer's `main` calls the target's `LLVMFuzzerTestOneInput` instead.)
 public func runTarget(name: String, _ body: @escaping (UnsafeBufferPointer<UInt8>) -> Void) -> Never {
-  #if FUZZING
+  #if Fuzzing
     fuzzBody = body
     var argc = CommandLine.argc
     var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv

@@ -46,3 +46,12 @@ func fuzzTPMWire(_ input: UnsafeBufferPointer<UInt8>) {
 @main enum Main {
   static func main() { runTarget(name: "fuzz-tpm-wire", fuzzTPMWire) }
 }
+
+#if Fuzzing
+  // A debug build renames the executable's `main` (SwiftPM's testable entry point), so
+  // libFuzzer's own `main` runs and calls this directly.
+  @_cdecl("LLVMFuzzerTestOneInput") func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    fuzzTPMWire(UnsafeBufferPointer(start: data, count: size))
+    return 0
+  }
+#endif

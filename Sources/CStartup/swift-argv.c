@@ -5,7 +5,7 @@
  * CommandLine.cpp) that, at every process start, fopen()s /proc/self/maps and sscanf()s each line to
  * find the stack, then walks back from `environ`: ~0.1 M instructions (a third of an empty Swift
  * program's start) plus the kernel's rendering of the maps file, about 0.1 ms per `collect`
- * (README "Benchmark"). glibc hands argc and argv to every ELF constructor of the executable, so
+ * (bench/README.md). glibc hands argc and argv to every ELF constructor of the executable, so
  * this file keeps them from one and defines the one symbol the standard library asks for,
  * `_swift_stdlib_getUnsafeArgvArgc`. When an object on the link line defines it, the static link
  * never pulls libswiftCore.a's CommandLine.cpp.o, and with it the initialiser (if anything else
@@ -18,7 +18,7 @@
  *
  * Built with -DFR_PROFILE_NO_ARGV_OVERRIDE (`swift build ... -Xcc -DFR_PROFILE_NO_ARGV_OVERRIDE`), the
  * file defines nothing and the runtime's ArgvGrabber is linked again: only to measure what this
- * saves (README "Benchmark"); bench/release-golden.sh rejects such a binary.
+ * saves (bench/README.md); bench/release-golden.sh rejects such a binary.
  */
 
 #ifndef FR_PROFILE_NO_ARGV_OVERRIDE  /* -DFR_PROFILE_NO_ARGV_OVERRIDE: the runtime's own search, to measure it */

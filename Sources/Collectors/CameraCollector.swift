@@ -27,7 +27,7 @@ public struct CameraCollector: DeviceCollector {
 ///
 /// Groups in an array and compares bytes: a `[String: [UdevDevice]]`, `joined(separator:)` or
 /// `String.contains(String)` here would each cost a runtime conformance lookup on every collect
-/// of a machine with a camera (README "Benchmark").
+/// of a machine with a camera (bench/README.md).
 func countCameras(_ nodes: [UdevDevice]) -> Int {
   var groups: [(path: String, nodes: [UdevDevice])] = []
   for node in nodes {

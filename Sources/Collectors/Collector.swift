@@ -27,7 +27,7 @@ public struct CollectionContext: Sendable {
   public init(system: SystemSource, diagnostics: Diagnostics = Diagnostics()) {
     // Two initialisers rather than an optional `devices` parameter: the first
     // `Optional<any DeviceEnumerating>` of a process costs collect a runtime metadata
-    // instantiation (~34 k instructions; README "Benchmark").
+    // instantiation (~34 k instructions; bench/README.md).
     let devices: any DeviceEnumerating =
       system.isLive ? LibudevEnumerator(diagnostics: diagnostics) : SysfsEnumerator(system: system)
     self.init(system: system, diagnostics: diagnostics, devices: devices)
@@ -55,7 +55,7 @@ public final class SharedFacts: Sendable {
     var osRelease: KeyValues?
     /// /proc/cpuinfo: whether it was read, whether it existed, and what it said. Not a
     /// `CPUInfo??` through `cached` nor a `CPUInfo?`: on collect's path each costs a runtime
-    /// metadata instantiation (~10 k instructions; README "Benchmark").
+    /// metadata instantiation (~10 k instructions; bench/README.md).
     var cpuInfoRead = false
     var cpuInfoExists = false
     var cpuInfo = CPUInfo()

@@ -3,6 +3,7 @@ import Collectors
 import Crypto
 import Journey
 import ProfileJSON
+import TPMKeys
 
 #if canImport(Glibc)
   import Glibc
@@ -43,13 +44,8 @@ package struct DeviceBinder: Sendable {
   package var deviceId: @Sendable () throws -> String
   /// The device name sent at binding.
   package var deviceName: String
-  package var pinSource: (any PINSource)?
-  /// PINs accepted when binding an APPLICATION_PIN key.
-  package var pinPolicy: PINPolicy
-  /// What wrong PINs cost, recorded with each new APPLICATION_PIN key.
-  package var lockPolicy: LockPolicy
-  /// The scrypt cost of new PIN keys (2^17; lowered only by this library's tests).
-  package var pinCostLog2: Int
+  /// PINs: where they come from, which are accepted, what wrong ones cost (`PINGate`).
+  package var pins: PINGate
   /// PAM user verification for BIOMETRIC_* keys; nil = not available (`Unsupported`).
   package var userVerifier: PAMUserVerifier?
   /// Policies recorded with new bindings (AM's JSON form), checked before every signing.
@@ -74,8 +70,7 @@ package struct DeviceBinder: Sendable {
   package init(
     store: any UserKeyStore, applicationId: String = DeviceBinder.defaultApplicationId,
     deviceId: @escaping @Sendable () throws -> String, deviceName: String = "",
-    pinSource: (any PINSource)? = nil, pinPolicy: PINPolicy = .default, lockPolicy: LockPolicy = .lock(attempts: 5),
-    pinCostLog2: Int = PINProtectedKey.defaultCostLog2, userVerifier: PAMUserVerifier? = nil,
+    pins: PINGate = PINGate(), userVerifier: PAMUserVerifier? = nil,
     policies: JSONObject = JSONObject(), policyEvaluator: PolicyEvaluator = PolicyEvaluator(),
     policyContext: PolicyContext, customClaims: [(String, JSON)] = [], boundUser: String? = nil,
     selectKey: KeySelector? = nil, now: @escaping @Sendable () -> Double = { DeviceBinder.wallClock() }, deadline: Double? = nil
@@ -84,10 +79,7 @@ package struct DeviceBinder: Sendable {
     self.applicationId = applicationId
     self.deviceId = deviceId
     self.deviceName = deviceName
-    self.pinSource = pinSource
-    self.pinPolicy = pinPolicy
-    self.lockPolicy = lockPolicy
-    self.pinCostLog2 = pinCostLog2
+    self.pins = pins
     self.userVerifier = userVerifier
     self.policies = policies
     self.policyEvaluator = policyEvaluator
@@ -234,15 +226,10 @@ package struct DeviceBinder: Sendable {
     case .none:
       material = .plain(scalar)
     case .applicationPIN:
-      let pin = try newPIN(for: request, deadline: deadline)
+      let pin = try pins.newPIN(prompt: Self.promptText(request.title, request.description), deadline: deadline)
       try checkDeadline(deadline)
-      do {
-        material = .pinProtected(
-          try PINProtectedKey.seal(scalar: scalar, pin: pin, pinPolicy: pinPolicy, lockPolicy: lockPolicy, costLog2: pinCostLog2))
-      } catch {
-        throw BindingFailure(.unsupported, "cannot derive the PIN key: \(error)")
-      }
-      if lockPolicy == .silent { publicKey = nil }
+      material = .pinProtected(try pins.seal(scalar: scalar, pin: pin))
+      if pins.lockPolicy == .silent { publicKey = nil }
     case .biometricOnly, .biometricAllowFallback:
       try verifyUser(type)
       material = .plain(scalar)
@@ -414,102 +401,16 @@ package struct DeviceBinder: Sendable {
       + "(\(damaged.map(\.kid).joined(separator: ", "))): 'fr-profile keys list' says why, 'fr-profile keys delete KID' removes one"
   }
 
-  /// The PIN attempt protocol, as a smart card keeps its PIN counter: an attempt takes its slot
-  /// before the PIN is tried. Under the store's lock it checks the lock-out and the delay again,
-  /// raises the failure count and writes the record (the store fsyncs it); only then is the
-  /// PIN tried. So parallel attempts queue at the lock and each sees the ones before it, and an
-  /// attempt killed mid-derivation stays counted. A wrong PIN sets the lock-out once the limit is
-  /// reached; a right one resets the count after it has been written. An error that tried no PIN
-  /// (the TPM in lockout, a failed derivation) gives its slot back.
+  /// `PINGate.unlock` for `record`'s key, with this binder's store, clock and tracer check.
   func unlockPIN<Opened>(
     policy: LockPolicy, record: UserKeyRecord, prompt: String, deadline: Double, open: (String) throws -> Opened?
   ) throws -> Opened {
-    let kid = record.kid
-    guard let pinSource else {
-      throw BindingFailure(.abort, "the key \(kid) is protected by a PIN: pass --pin-file FILE or run on a terminal")
-    }
-    guard let current = try store.key(kid: kid) else { throw BindingFailure(.clientNotRegistered, "the key \(kid) is gone") }
-    // Checked before asking too, so a locked key does not ask for a PIN it will refuse.
-    if Self.refusal(current.lock, policy: policy, kid: kid, now: Int(now())) != nil {
-      try admitAttempt(kid: kid, policy: policy, at: Int(now()), taking: false)
-    }
-    guard let pin = try pinSource.existingPIN(prompt: prompt, deadline: deadline) else {
-      throw Self.noPIN(deadline: deadline)
-    }
-    try checkDeadline(deadline)
-    try recheckTracer(record)
-    let counting = policy != .silent
-    if counting { try admitAttempt(kid: kid, policy: policy, at: Int(now()), taking: true) }
-    let opened: Opened?
-    do {
-      opened = try open(pin)
-    } catch {
-      if counting {
-        _ = try? store.update(kid: kid) { key in key.lock.failures = max(0, key.lock.failures - 1) }
-      }
-      if let error = error as? HardwareKeyError { throw error }
-      throw BindingFailure(.abort, "cannot derive the PIN key: \(error)")
-    }
-    guard let opened else {
-      var failures = 0
-      let failedAt = Int(now())  // the delay runs from the refusal, not from the start of the derivation
-      _ = try store.update(kid: kid) { key in
-        key.lock.lastFailure = failedAt
-        if case .lock(let attempts) = policy, key.lock.failures >= attempts { key.lock.lockedOut = true }
-        failures = key.lock.failures
-      }
-      let suffix: String
-      switch policy {
-      case .lock(let attempts):
-        suffix = failures >= attempts ? "; the key is now locked: bind this device again" : " (\(failures) of \(attempts) attempts)"
-      case .delay: suffix = "; next attempt in \(LockPolicy.delaySeconds(failures: failures)) s"
-      case .none, .silent: suffix = ""
-      }
-      throw BindingFailure(.abort, "wrong PIN for the key \(kid)\(suffix)")
-    }
-    if counting {
-      _ = try store.update(kid: kid) { key in key.lock = PINLockState() }
-    }
-    return opened
-  }
-
-  /// Under the store's lock: throws the refusal when the key may not be tried now (recording a
-  /// lock-out the count has reached), else with `taking` takes the attempt's slot — the failure
-  /// count raised and the record written before any PIN is tried.
-  func admitAttempt(kid: String, policy: LockPolicy, at time: Int, taking: Bool) throws {
-    let outcome = try store.update(kid: kid) { key -> BindingFailure? in
-      if let refusal = Self.refusal(key.lock, policy: policy, kid: kid, now: time) {
-        if case .lock(let attempts) = policy, key.lock.failures >= attempts { key.lock.lockedOut = true }
-        return refusal
-      }
-      if taking {
-        key.lock.failures += 1
-        key.lock.lastFailure = time
-      }
-      return nil
-    }
-    guard let outcome else { throw BindingFailure(.clientNotRegistered, "the key \(kid) is gone") }
-    if let refusal = outcome { throw refusal }
-  }
-
-  /// Why an attempt may not try a PIN now: the key is locked out, or under `delay` the wait since
-  /// the last failure has not passed. Nil when it may.
-  static func refusal(_ lock: PINLockState, policy: LockPolicy, kid: String, now: Int) -> BindingFailure? {
-    if lock.lockedOut {
-      return BindingFailure(.abort, "the key \(kid) is locked after \(lock.failures) wrong PINs; bind this device again")
-    }
-    switch policy {
-    case .lock(let attempts) where lock.failures >= attempts:
-      return BindingFailure(.abort, "the key \(kid) is locked after \(lock.failures) wrong PINs; bind this device again")
-    case .delay where lock.failures > 0:
-      let wait = lock.lastFailure + LockPolicy.delaySeconds(failures: lock.failures) - now
-      if wait > 0 {
-        return BindingFailure(.abort, "\(lock.failures) wrong PINs: the key \(kid) can be tried again in \(wait) s")
-      }
-      return nil
-    default:
-      return nil
-    }
+    try pins.unlock(
+      key: record.kid, in: store, policy: policy, prompt: prompt, deadline: deadline, now: now,
+      beforeTrying: {
+        try checkDeadline(deadline)
+        try recheckTracer(record)
+      }, open: open)
   }
 
   /// A debugger that attached after the policy check (while the PIN was typed) could read the
@@ -560,35 +461,4 @@ package struct DeviceBinder: Sendable {
 
   /// The `exp` offset for a callback `timeout`: the timeout, capped at `maximumJWSLifetime`.
   static func jwsLifetime(_ timeout: Int) -> Int { min(max(timeout, 0), maximumJWSLifetime) }
-
-  /// Seconds on CLOCK_MONOTONIC (deadlines do not move with the wall clock).
-  package static func monotonicNow() -> Double { JourneyWalker.monotonicSeconds() }
-
-  package static func wallClock() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_REALTIME, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-  }
-
-  /// A random (version 4) UUID, lower case, as Android's `UUID.randomUUID()`.
-  static func randomUUID() -> String {
-    var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
-    bytes[6] = bytes[6] & 0x0F | 0x40
-    bytes[8] = bytes[8] & 0x3F | 0x80
-    let hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
-    return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
-  }
-
-  /// "2026-11-22T17:19:36Z".
-  static func iso8601(_ seconds: Int) -> String {
-    var value = time_t(seconds)
-    var parts = tm()
-    gmtime_r(&value, &parts)
-    func pad(_ number: Int32, _ width: Int) -> String {
-      let text = String(number)
-      return String(repeating: "0", count: max(0, width - text.count)) + text
-    }
-    return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-      + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
-  }
 }

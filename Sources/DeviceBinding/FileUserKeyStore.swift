@@ -1,4 +1,5 @@
 import Collectors
+import DeviceIdentity
 import ProfileJSON
 import SystemCalls
 

@@ -209,6 +209,8 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
     case .authFailed: .wrongAuthValue
     case .lockout: .lockout
     case .lockoutThroughParent: .lockoutThroughParent
+    case .tpmChanged(let detail): .tpmChanged(detail: detail)
+    case .attestationKey(let detail): .failed(detail: detail)
     case .busy(let call, let detail): .failed(detail: "the TPM stayed busy (\(call): \(detail))")
     case .corrupt(let reason): .failed(detail: "the TPM key blob is corrupt (\(reason))")
     case .failed(let call, let detail): .failed(detail: "the TPM refused \(call): \(detail)")
@@ -219,26 +221,6 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
 }
 
 extension DeviceBinder {
-  /// The PIN for a new APPLICATION_PIN key, from the PIN source, checked against the PIN policy.
-  /// No PIN came: `Timeout` when the callback's deadline has passed (the prompt ran out of
-  /// time), `Abort` when the user cancelled before it.
-  static func noPIN(deadline: Double) -> BindingFailure {
-    monotonicNow() >= deadline
-      ? BindingFailure(.timeout, "no PIN was given before the callback's timeout")
-      : BindingFailure(.abort, "no PIN was given")
-  }
-
-  func newPIN(for request: DeviceBindingRequest, deadline: Double) throws -> String {
-    guard let pinSource else {
-      throw BindingFailure(.unsupported, "an APPLICATION_PIN key needs a PIN: pass --pin-file FILE or run on a terminal")
-    }
-    guard
-      let pin = try pinSource.newPIN(prompt: Self.promptText(request.title, request.description), policy: pinPolicy, deadline: deadline)
-    else { throw Self.noPIN(deadline: deadline) }
-    if let problem = pinPolicy.violation(pin) { throw BindingFailure(.abort, "the PIN does not meet the PIN policy: \(problem)") }
-    return pin
-  }
-
   /// `bind` for a store that creates keys in hardware.
   func bindInHardware(
     _ request: DeviceBindingRequest, type: AuthenticationType, hardware: any HardwareUserKeyStore, deviceId: String, deadline: Double
@@ -247,14 +229,14 @@ extension DeviceBinder {
     switch type {
     case .none: break
     case .applicationPIN:
-      pin = try newPIN(for: request, deadline: deadline)
+      pin = try pins.newPIN(prompt: Self.promptText(request.title, request.description), deadline: deadline)
     case .biometricOnly, .biometricAllowFallback:
       try verifyUser(type)
     }
     try checkDeadline(deadline)
     let authValue = pin.map { Array($0.utf8) } ?? []
     let (blob, publicKey) = try hardware.createKey(authValue: authValue)
-    let material = HardwareKey(store: hardware.name, blob: blob, pinProtected: pin != nil, lockPolicy: pin != nil ? lockPolicy : nil)
+    let material = HardwareKey(store: hardware.name, blob: blob, pinProtected: pin != nil, lockPolicy: pin != nil ? pins.lockPolicy : nil)
 
     let kid = Self.randomUUID()
     let seconds = Int(now())
@@ -327,12 +309,12 @@ extension DeviceBinder {
   /// credential challenge in this walk); nil otherwise.
   private func attestationClaim(blob: [UInt8], authValue: [UInt8], challenge: String) throws -> JSON? {
     guard let attester, attester.activated else { return nil }
-    do {
+    do throws(TPMError) {
       return try attester.evidence(forKeyBlob: blob, authValue: authValue, challenge: challenge)
-    } catch .lockout {
-      throw BindingFailure(.abort, HardwareKeyError.lockout.description)
-    } catch .lockoutThroughParent {
-      throw BindingFailure(.abort, HardwareKeyError.lockoutThroughParent.description)
+    } catch {
+      let mapped = TPMUserKeyStore.mapped(error, tcti: attester.tcti)
+      if mapped == .lockout || mapped == .lockoutThroughParent { throw BindingFailure(.abort, mapped.description) }
+      throw mapped
     }
   }
 

@@ -197,7 +197,7 @@ package struct PINLockState: Sendable, Equatable {
 /// Parameters: N = 2^17, r = 8, p = 1 (128 MiB, about half a second here) — the OWASP
 /// Password Storage Cheat Sheet's minimum for scrypt. Every guess costs an attacker who holds
 /// the file that much memory and time; it cannot make a 6-digit PIN (10^6 guesses) safe
-/// against such an attacker, only slow (README, "Device binding"). The sealing is AES-256-GCM
+/// against such an attacker, only slow (docs/binding.md). The sealing is AES-256-GCM
 /// for `none`, `lock` and `delay` (a wrong PIN is detected and counted), and a one-time XOR pad
 /// from the same derivation for `silent` (a wrong PIN goes unnoticed here).
 package struct PINProtectedKey: Sendable, Equatable {

@@ -8,7 +8,7 @@ import SystemCalls
   import Musl
 #endif
 
-/// One error style for both executables: a usage error is one line on stderr,
+/// One error style for every command: a usage error is one line on stderr,
 /// `fr-profile: error: … (see 'fr-profile X --help')`, and exit code 64 (EX_USAGE).
 /// ArgumentParser's own `main()` prints "Error: …" followed by the usage (for a missing
 /// required option, the whole help), and exits 0 for a root command without a subcommand.

@@ -7,7 +7,7 @@ import ProfileJSON
   import Musl
 #endif
 
-/// The one output convention of every command that prints a result (README "Output"):
+/// The one output convention of every command that prints a result (docs/install.md "Output"):
 /// `-o FILE` writes it atomically instead of to stdout (`-o -` is stdout), and JSON is compact
 /// when piped or written to a file, indented on a terminal, or as `--pretty`/`--compact` say.
 /// Commands whose default output is text take `--json` as well.
@@ -22,7 +22,7 @@ package struct OutputOptions: ParsableArguments {
     name: .shortAndLong,
     help: ArgumentHelp(
       "Write the result to FILE atomically instead of stdout ('-': stdout); a replaced file keeps its mode.",
-      valueName: "FILE"))
+      valueName: "FILE"), completion: .file())
   package var output: String?
 
   package init() {}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import DeviceIdentity
 import SystemCalls
 
 #if canImport(Glibc)
@@ -15,14 +16,14 @@ package struct IdentityOptions: ParsableArguments {
     name: .customLong("state-dir"),
     help: ArgumentHelp(
       "Directory of the device key (default: $FR_PROFILE_HOME; for root /var/lib/fr-profile; else $XDG_STATE_HOME/fr-profile or ~/.local/state/fr-profile).",
-      valueName: "DIR"))
+      valueName: "DIR"), completion: .directory)
   package var stateDirectory: String?
 
   @Option(
     name: .customLong("root"),
     help: ArgumentHelp(
       "Collect a recorded machine tree (its /proc, /sys, /etc) instead of /. App policies always read this machine.",
-      valueName: "DIR"))
+      valueName: "DIR"), completion: .directory)
   package var root: String = "/"
 
   @Flag(name: .shortAndLong, help: "Explain on stderr where each value came from and what was dropped.")
@@ -55,7 +56,7 @@ package struct ProfileOptions: ParsableArguments {
   @Option(
     name: .customLong("location-file"),
     help: ArgumentHelp(
-      "File holding \"LATITUDE,LONGITUDE\" (default: <state-dir>/location, when present).", valueName: "FILE"))
+      "File holding \"LATITUDE,LONGITUDE\" (default: <state-dir>/location, when present).", valueName: "FILE"), completion: .file())
   package var locationFile: String?
 
   @Option(
@@ -79,7 +80,7 @@ package struct ProfileOptions: ParsableArguments {
 }
 
 /// This process's environment, looked up one variable at a time (`getenv`): building a
-/// dictionary of it is a measurable part of a collect (README "Benchmark").
+/// dictionary of it is a measurable part of a collect (bench/README.md).
 private let environment = SystemSource(root: "/")
 
 /// What `ProfileOptions` holds, without ArgumentParser: how to find the system, the identity

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import DeviceIdentity
 import Dispatch
 import Journey
 import SystemCalls

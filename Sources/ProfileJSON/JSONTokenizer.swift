@@ -1,7 +1,7 @@
 // The one JSON tokenizer of the package. `JSONParser` builds trees with it, DeviceMatch's
 // replay reader finds entry boundaries with it and its fast path matches stored profiles
 // with it, so all three accept exactly the same text and read numbers and strings the same
-// way. No other code reads JSON bytes (README, "Layout").
+// way. No other code reads JSON bytes (docs/development.md "Layout").
 //
 // Hand-written rather than a library because the matcher needs JavaScript's reading of the
 // text (numbers as correctly rounded doubles, strings as exact code units, member order,

@@ -18,6 +18,12 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The TPM answered with a transient warning (out of object memory, RETRY, YIELDED,
   /// TESTING): `TPMContext.session` retries; past its budget this is the failure.
   case busy(call: String, detail: String)
+  /// The TPM was cleared or replaced since the attestation key was made (its EK changed, or
+  /// keys made in it no longer load): what was bound or attested in it is gone.
+  case tpmChanged(detail: String)
+  /// The kept attestation key cannot be used: none made yet, its file damaged, or the state
+  /// directory refused.
+  case attestationKey(detail: String)
   /// A stored blob does not parse or is not a P-256 signing key.
   case corrupt(reason: String)
   /// Any other TPM or tpm2-tss failure: the ESAPI call and the decoded response code.
@@ -37,6 +43,7 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
     case .lockoutThroughParent:
       "the TPM is in dictionary-attack lockout, and this key is under the persistent SRK at 0x81000001, which is not noDA: the lockout blocks every key under it, with a PIN or without"
     case .busy(let call, let detail): "the TPM was busy for \(call): \(detail)"
+    case .tpmChanged(let detail), .attestationKey(let detail): detail
     case .corrupt(let reason): "the TPM key blob is corrupt (\(reason))"
     case .failed(let call, let detail): "\(call) failed: \(detail)"
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):

@@ -3,7 +3,7 @@ import ProfileJSON
 
 /// The documents of TPM attestation as fr-profile and a verifier exchange them — in a journey
 /// as the values of two HiddenValueCallbacks and a claim of the binding and signing JWSs, and
-/// offline as the files of `fr-profile attest` (README "TPM attestation"). Byte strings are
+/// offline as the files of `fr-profile attest` (docs/tpm.md "TPM attestation"). Byte strings are
 /// base64url without padding; TPM structures are marshalled as the TPM marshals them.
 ///
 ///     request   (client → verifier)  {"v":1,"ekType":"eccP256"|"rsa2048","ekPublic":TPM2B_PUBLIC,

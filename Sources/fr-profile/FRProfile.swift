@@ -32,8 +32,8 @@ struct FRProfile: ParsableCommand {
       """,
     version: versionText,
     subcommands: [
-      Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, JourneyCommand.self, KeysCommand.self,
-      PolicyCommand.self, AttestCommand.self,
+      Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, Journey.self, Keys.self,
+      Policy.self, Attest.self,
     ]
   )
 

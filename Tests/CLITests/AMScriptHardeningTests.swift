@@ -1,7 +1,7 @@
 import Foundation
 import ProfileJSON
-import SWTPMSupport
 import TPMAttestation
+import TestSupport
 import Testing
 
 /// am/fr-tpm-attestation.js given what a hostile device (or a miswired journey) sends: each

@@ -1,7 +1,7 @@
 import Foundation
 import ProfileJSON
-import SWTPMSupport
 import TPMAttestation
+import TestSupport
 import Testing
 
 /// TPM attestation end to end: swtpm manufactured with EK certificates (swtpm_setup and its local
@@ -169,6 +169,13 @@ extension BindingCommandTests {
       let verify = ["attest", "verify", "--state", files.state, "--answer", files.answer]
       let accepted = try run(verify + ["--challenge", "CS3+g40VkHXx+dN7rpnJKhrEAvwZaYgbaXoEcpO5twM=", "--json", files.jws])
       #expect(accepted.status == 0, "\(accepted.stderr)")
+      expectValid(accepted.stdout, schema: "attestation-verdict")
+      for (file, schema) in [
+        (files.request, "attestation-request"), (files.challenge, "attestation-challenge"), (files.answer, "attestation-answer"),
+        (files.state, "attestation-state"), (device.state + "/attestation-key.json", "attestation-key"),
+      ] {
+        expectValid(try String(contentsOfFile: file, encoding: .utf8), schema: schema)
+      }
       #expect(try JSONParser.parse(Array(accepted.stdout.utf8))["ekCertified"] == true)
       // Another journey's challenge: the evidence is replayed.
       let replayed = try run(verify + ["--challenge", "another", files.jws])
@@ -199,6 +206,7 @@ extension BindingCommandTests {
       let certified = try run(
         ["attest", "certify", "--identity", "--challenge", "nonce-42", "--tcti", made.tcti, "-o", evidence] + device.arguments)
       #expect(certified.status == 0, "\(certified.stderr)")
+      expectValid(try String(contentsOfFile: evidence, encoding: .utf8), schema: "attestation-evidence")
       let byEvidence = try run(verify + ["--evidence", evidence, "--challenge", "nonce-42"])
       #expect(byEvidence.status == 0 && byEvidence.stdout.hasPrefix("verified: the certified key"), "\(byEvidence.stderr)")
       #expect(try run(verify + ["--evidence", evidence, "--challenge", "nonce-43"]).stderr.contains("another nonce"))

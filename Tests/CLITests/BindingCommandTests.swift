@@ -104,6 +104,11 @@ import Testing
   func keyList(_ device: Device) throws -> [JSON] {
     let listed = try run(["keys", "list", "--json", "--state-dir", device.state])
     #expect(listed.status == 0, "\(listed.stderr)")
+    expectValid(listed.stdout, schema: "keys-list")
+    // The key files themselves (root reads them as their owner's peer).
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: device.state + "/bound-keys")) ?? [] where name.hasSuffix(".json") {
+      expectValid(try String(contentsOfFile: device.state + "/bound-keys/" + name, encoding: .utf8), schema: "bound-key")
+    }
     return try JSONParser.parse(Array(listed.stdout.utf8)).arrayValue ?? []
   }
 
@@ -370,6 +375,7 @@ import Testing
         environment: device.environment)
       #expect(breached.status == 1 && breached.stderr.contains("deviceTampering is breached"))
       #expect(try JSONParser.parse(Array(breached.stdout.utf8))[0]?["holds"] == false)
+      expectValid(breached.stdout, schema: "policy")
       let bad = try run(["policy", "--policies", #"{"rooted":{}}"#] + ["--state-dir", device.state], environment: device.environment)
       #expect(bad.status == 65 && bad.stderr.contains("unknown policy"))
       let biometric = try run(
@@ -397,7 +403,7 @@ import Testing
         let elsewhere = try journey(server, copy, tree: "Sign")
         #expect(elsewhere.status == 1 && elsewhere.stderr.contains("copied"))
         #expect(tree.outcomes.last == "signing: clientError ClientNotRegistered")
-        // The same copy with the original machine-id is indistinguishable (README says so).
+        // The same copy with the original machine-id is indistinguishable (docs/identity.md says so).
         try FileManager.default.removeItem(atPath: copy.root)
         try FileManager.default.copyItem(atPath: device.root, toPath: copy.root)
         #expect(try journey(server, copy, tree: "Sign").status == 0)

@@ -172,6 +172,7 @@ import Testing
     let env = ["FR_PROFILE_HOME": state]
     let plain = try run(["identifier"], environment: env)
     let json = try run(["identifier", "--json"], environment: env)
+    expectValid(json.stdout, schema: "identifier")
     #expect(json.stdout == #"{"identifier":""# + plain.stdout.dropLast() + "\"}\n")
     let key = try run(["identifier", "--json", "--public-key"], environment: env)
     let body = try JSONParser.parse(Array(key.stdout.utf8))

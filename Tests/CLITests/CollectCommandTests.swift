@@ -27,6 +27,7 @@ import Testing
     #expect(result.status == 0)
     let normalised = normalise(result.stdout)
     #expect(normalised.contains("<identifier>") && normalised.contains("<storage>"))
+    expectValid(result.stdout, schema: "profile")
     let golden = cliFixture("golden/\(machine).json")
     if ProcessInfo.processInfo.environment["FR_PROFILE_RECORD"] == "1" {
       try normalised.write(toFile: golden, atomically: true, encoding: .utf8)

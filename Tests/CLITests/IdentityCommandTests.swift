@@ -147,6 +147,7 @@ import Testing
 
   @Test func jsonListsDetectorsWithEvidence() throws {
     let result = try run(["tamper", "--json", "--root", machineRoot("laptop")], environment: ["LD_PRELOAD": ""])
+    expectValid(result.stdout, schema: "tamper")
     #expect(result.status == 0)
     let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
     #expect(object["score"] as? Double == 0)

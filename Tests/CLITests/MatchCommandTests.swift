@@ -84,6 +84,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     try withFiles(["stored.json": Self.text(strings), "incoming.json": Self.text(Self.incoming)]) { dir in
       let result = try match(dir, ["--json", "stored.json", "incoming.json"])
       #expect(result.status == 0)
+      expectValid(result.stdout, schema: "match-result")
       let output = try JSONParser.parse(result.stdout)
       #expect(output["outcome"] == "true")
       #expect(output["storedIndex"] == 1)
@@ -233,6 +234,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     try withFiles(["stored.jsonl": lines.joined(separator: "\n"), "incoming.json": Self.text(Self.incoming)]) { dir in
       let result = try match(dir, ["--each", "--json", "stored.jsonl", "incoming.json"])
       #expect(result.status == 0)
+      expectValid(result.stdout, schema: "match-result", lines: true)
       let outcomes = try result.stdout.split(separator: "\n").map { try JSONParser.parse(String($0))["outcome"]! }
       #expect(outcomes == ["true", "false"])
       let text = try match(dir, ["--each", "stored.jsonl", "incoming.json"])
@@ -274,6 +276,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
       #expect(result.stdout.contains("true: 1  false: 2  unknownDevice: 1  error: 0"))
       #expect(result.stdout.contains("  cpu      2  66.7%"))
       let summaryJSON = try match(dir, ["--summary", "--json", "stored.jsonl", "incoming.json"])
+      expectValid(summaryJSON.stdout, schema: "match-summary")
       let json = try JSONParser.parse(summaryJSON.stdout)
       #expect(json["falseCount"] == 2 && json["skipped"] == 1)
       #expect(json["mismatchedKeys"]!.arrayValue!.first?["key"] == "cpu")

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import ProfileJSON
-import SWTPMSupport
 import TPMKeys
+import TestSupport
 import Testing
 
 /// `fr-profile journey` binding and signing through a TPM (swtpm on loopback, one per test)

@@ -1,7 +1,7 @@
 import Foundation
 import ProfileJSON
-import SWTPMSupport
 import TPMKeys
+import TestSupport
 import Testing
 
 /// The device identity in a TPM (swtpm on loopback, one per test): `identifier --move-to-tpm`,

@@ -2,6 +2,7 @@ import SystemCalls
 import Testing
 
 @testable import Collectors
+@testable import DeviceIdentity
 
 #if canImport(Glibc)
   import Glibc

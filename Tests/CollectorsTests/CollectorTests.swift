@@ -1,5 +1,6 @@
 import Foundation
 import ProfileJSON
+import TestSupport
 import Testing
 
 @testable import Collectors

@@ -1,6 +1,7 @@
 import Foundation
 import ProfileJSON
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Collectors

@@ -1,6 +1,6 @@
 import Foundation
 import ProfileJSON
-import SWTPMSupport
+import TestSupport
 import Testing
 
 @testable import DeviceBinding

@@ -47,7 +47,7 @@ func makeBinder(
 ) -> DeviceBinder {
   let system = fixtureSystem(machine)
   return DeviceBinder(
-    store: store, deviceId: { deviceId }, deviceName: "Test box", pinSource: pins, lockPolicy: lockPolicy, pinCostLog2: 10,
+    store: store, deviceId: { deviceId }, deviceName: "Test box", pins: PINGate(source: pins, lockPolicy: lockPolicy, costLog2: 10),
     userVerifier: verifier, policies: policies,
     policyContext: PolicyContext(system: system, biometricAvailable: { verifier?.isConfigured(PAMUserVerifier.biometricService) ?? false }),
     now: now)

@@ -1,7 +1,8 @@
 import Collectors
+import DeviceIdentity
 import Foundation
-import SWTPMSupport
 import TPMKeys
+import TestSupport
 import Testing
 
 /// `DeviceKeyStore`'s TPM identity (blobs made by swtpm): a reset keeps the identity in the TPM.

@@ -2,8 +2,8 @@ import Collectors
 import Foundation
 import Journey
 import ProfileJSON
-import SWTPMSupport
 import TPMKeys
+import TestSupport
 import Testing
 
 @testable import DeviceBinding

@@ -1,4 +1,5 @@
 import Collectors
+import DeviceIdentity
 import Foundation
 import Journey
 import JourneyProfiler
@@ -24,13 +25,13 @@ import Testing
     #expect(profile["metadata"]?["platform"]?["model"] == "ThinkPad X1 Carbon Gen 10")
   }
 
-  @Test func readmeShowsTheCompiledExampleVerbatim() throws {
-    let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/JourneyTests/ReadmeExample.swift"), encoding: .utf8)
-    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-    let begin = try #require(source.range(of: "// README-EXAMPLE-BEGIN\n"))
-    let end = try #require(source.range(of: "// README-EXAMPLE-END"))
+  @Test func apiDocumentShowsTheCompiledExampleVerbatim() throws {
+    let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/JourneyTests/APIExample.swift"), encoding: .utf8)
+    let document = try String(contentsOf: Self.root.appendingPathComponent("docs/api.md"), encoding: .utf8)
+    let begin = try #require(source.range(of: "// API-EXAMPLE-BEGIN\n"))
+    let end = try #require(source.range(of: "// API-EXAMPLE-END"))
     let example = String(source[begin.upperBound..<end.lowerBound])
-    #expect(readme.contains("```swift\n" + example + "```"), "copy Tests/JourneyTests/ReadmeExample.swift into the README")
+    #expect(document.contains("```swift\n" + example + "```"), "copy Tests/JourneyTests/APIExample.swift into docs/api.md")
   }
 
   @Test func requestReadsOutputsAndRejectsWrongTypes() throws {

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
-import SWTPMSupport
 import TPMAttestation
 import TPMKeys
+import TestSupport
 import Testing
 import X509
 

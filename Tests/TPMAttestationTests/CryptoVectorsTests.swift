@@ -2,7 +2,7 @@ import Crypto
 import CryptoExtras
 import Foundation
 import ProfileJSON
-import SWTPMSupport
+import TestSupport
 import Testing
 
 @testable import TPMAttestation

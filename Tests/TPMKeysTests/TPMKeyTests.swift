@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import Glibc
-import SWTPMSupport
 import TPMKeys
+import TestSupport
 import Testing
 
 /// Keys in a real TPM protocol implementation: each test starts its own swtpm.

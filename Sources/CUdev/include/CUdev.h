@@ -1,7 +1,7 @@
 // libudev for Sources/Collectors/System/Udev.swift (the only importer), loaded with dlopen on
 // first use instead of linked: `collect` asks libudev only about a subsystem the machine has
 // (/sys/class/drm, video4linux, bluetooth), so on servers and VMs libudev is never mapped, and the
-// executable needs only the C runtime, so one package serves every release (README "Install").
+// executable needs only the C runtime, so one package serves every release (docs/install.md).
 // libudev.h supplies the types; each frp_udev_* below calls the libudev function of
 // the same name. Call frp_udev_load first and the others only after it returned 1.
 #ifndef FR_PROFILE_CUDEV_H

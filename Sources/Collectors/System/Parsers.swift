@@ -6,7 +6,7 @@
 
 // Parsers for the text formats collectors read, kept apart from reading so each gets table
 // tests of its own. They scan bytes (`[UInt8]`): collection runs at every login, and splitting
-// /proc text into `Character`s cost more than all the reads together (README "Benchmark").
+// /proc text into `Character`s cost more than all the reads together (bench/README.md).
 // Only the values that end up in a profile become `String`s. Each parser also takes a `String`
 // for tests and embedders; that overload only forwards the UTF-8 bytes.
 
@@ -90,7 +90,7 @@ func forEachField(
 /// An array searched linearly rather than a `Dictionary`: these files hold a dozen keys, and
 /// the first `Dictionary<String, String>` of a process makes the Swift runtime scan every
 /// protocol conformance record of the binary (~0.1 M instructions and ~1.4 MB of touched
-/// pages at every login; README "Benchmark").
+/// pages at every login; bench/README.md).
 package struct KeyValues: Sendable, Equatable {
   /// Keys and their values at the same index. Two `[String]`s rather than one array of
   /// (key, value) structs: `[String]` is instantiated anyway, a new element type would cost

@@ -2,416 +2,432 @@ import ArgumentParser
 import Collectors
 import Crypto
 import DeviceBinding
+import DeviceIdentity
 import Dispatch
 import ProfileCLI
 import ProfileJSON
 import TPMAttestation
+import TPMKeys
 import X509
 
 /// `fr-profile attest`: TPM attestation offline — the same documents a journey exchanges in its
-/// two HiddenValueCallback rounds and its JWS claim (README "TPM attestation"), as files. The
+/// two HiddenValueCallback rounds and its JWS claim (docs/tpm.md "TPM attestation"), as files. The
 /// client commands (request, answer) run on the device; the verifier commands (challenge,
 /// verify) wherever the server half runs.
-struct AttestCommand: ParsableCommand {
-  static let configuration = CommandConfiguration(
-    commandName: "attest",
-    abstract: "Prove that bound keys live in this device's TPM (EK-rooted attestation), and verify such proofs.",
-    discussion: """
-      A verifier trusts a key only when its TPM's endorsement key (EK) is certified by a TPM \
-      manufacturer root it is configured with, an attestation key (AK) was shown to live in that \
-      same TPM (credential activation), and the AK certified the key (TPM2_Certify) over the \
-      server's challenge. In a journey this happens by itself when the server's script sends the \
-      attestation rounds; these commands do it with files:
+extension FRProfile {
+  struct Attest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "attest",
+      abstract: "Prove that bound keys live in this device's TPM (EK-rooted attestation), and verify such proofs.",
+      discussion: """
+        A verifier trusts a key only when its TPM's endorsement key (EK) is certified by a TPM \
+        manufacturer root it is configured with, an attestation key (AK) was shown to live in that \
+        same TPM (credential activation), and the AK certified the key (TPM2_Certify) over the \
+        server's challenge. In a journey this happens by itself when the server's script sends the \
+        attestation rounds; these commands do it with files:
 
-        device:   fr-profile attest request -o request.json
-        verifier: fr-profile attest challenge request.json --roots tpm-roots.pem --state state.json -o challenge.json
-        device:   fr-profile attest answer challenge.json -o answer.json
-        device:   fr-profile callback --tpm-evidence signing-step.json > answered.json
-        verifier: fr-profile attest verify --state state.json --answer answer.json jws.txt
+          device:   fr-profile attest request -o request.json
+          verifier: fr-profile attest challenge request.json --roots tpm-roots.pem --state state.json -o challenge.json
+          device:   fr-profile attest answer challenge.json -o answer.json
+          device:   fr-profile callback --tpm-evidence signing-step.json > answered.json
+          verifier: fr-profile attest verify --state state.json --answer answer.json jws.txt
 
-      EXAMPLES:
-        fr-profile attest request --tcti swtpm:host=127.0.0.1,port=2321
-        fr-profile attest certify --identity --challenge "$CHALLENGE" -o evidence.json
-        fr-profile attest verify --state state.json --answer answer.json --challenge "$CHALLENGE" jws.txt
-      """,
-    subcommands: [Request.self, Challenge.self, Answer.self, Certify.self, Verify.self]
-  )
+        EXAMPLES:
+          fr-profile attest request --tcti swtpm:host=127.0.0.1,port=2321
+          fr-profile attest certify --identity --challenge "$CHALLENGE" -o evidence.json
+          fr-profile attest verify --state state.json --answer answer.json --challenge "$CHALLENGE" jws.txt
+        """,
+      subcommands: [Request.self, Challenge.self, Answer.self, Certify.self, Verify.self]
+    )
 
-  /// The client options: the state directory (where the AK is kept) and the TPM.
-  struct ClientOptions: ParsableArguments {
-    @OptionGroup var options: ProfileOptions
-    @Option(
-      name: .customLong("tcti"),
-      help: ArgumentHelp(
-        "The TPM, in tpm2-tss's loader syntax (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
-    var tcti: String?
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the JSON to FILE instead of stdout ('-': stdout).", valueName: "FILE"))
-    var output: String?
-    @Option(
-      name: .customLong("max-time"), help: ArgumentHelp("Seconds the command may take, the TPM's answers included.", valueName: "SECONDS"))
-    var maxTime: Double = 120
-
-    func validate() throws {
-      guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
-    }
-
-    /// The attester, once the deadline is armed: a TPM that stops answering mid-command would
-    /// otherwise hold the command for ever (tpm2-tss waits on a silent TCTI).
-    func attester(_ verb: String) throws -> TPMAttester {
-      armWatchdog(
-        after: maxTime,
-        "attest \(verb) did not end within --max-time (\(JSONWriter.formatNumber(maxTime)) s): the TPM stopped answering? Raise --max-time if it is slow."
+    /// The client options: the state directory (where the AK is kept) and the TPM.
+    struct ClientOptions: ParsableArguments {
+      @OptionGroup var options: ProfileOptions
+      @Option(
+        name: .customLong("tcti"),
+        help: ArgumentHelp(
+          "The TPM, in tpm2-tss's loader syntax (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
+      var tcti: String?
+      @Option(
+        name: .shortAndLong, help: ArgumentHelp("Write the JSON to FILE instead of stdout ('-': stdout).", valueName: "FILE"),
+        completion: .file())
+      var output: String?
+      @Option(
+        name: .customLong("max-time"), help: ArgumentHelp("Seconds the command may take, the TPM's answers included.", valueName: "SECONDS")
       )
-      return TPMAttester(tcti: try TPMExit.tcti(option: tcti), stateDirectory: try options.settings.keyStore().directory)
-    }
-  }
+      var maxTime: Double = 120
 
-  static let clientExits: [ExitStatus] =
-    [.success, .usage, .dataError, .noInput, .cannotCreate, .ioError, .timedOut, .permission, .configuration] + ExitStatus.tpm
+      func validate() throws {
+        guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
+      }
 
-  struct Request: ParsableCommand {
-    static let configuration = CommandConfiguration(
-      abstract: "Print this TPM's endorsement key, its certificate and the attestation key (made once, kept in the state directory).",
-      discussion: """
-        The attestation key is made on first use and kept TPM-wrapped in \
-        <state-dir>/attestation-key.json (0600) with the name of the EK it belongs to. If the TPM \
-        was cleared or replaced since, the command says so and exits 81; --replace then makes a \
-        new attestation key (delete the server's records of this device's keys: they are gone).
-
-        \(ExitStatus.helpSection(AttestCommand.clientExits, [.success: "printed"]))
-
-        EXAMPLES:
-          fr-profile attest request -o request.json
-          fr-profile attest request --replace
-        """)
-
-    @OptionGroup var client: ClientOptions
-    @Flag(help: "Make a new attestation key even if one is kept (after the TPM was cleared or replaced).") var replace = false
-
-    func run() throws {
-      try reportingFailures {
-        let request: JSON
-        do { request = try client.attester("request").request(replace: replace) } catch let error as HardwareKeyError {
-          throw TPMExit.failure(error)
-        }
-        try AttestCommand.write(request, to: client.output)
+      /// The attester, once the deadline is armed: a TPM that stops answering mid-command would
+      /// otherwise hold the command for ever (tpm2-tss waits on a silent TCTI).
+      func attester(_ verb: String) throws -> TPMAttester {
+        armWatchdog(
+          after: maxTime,
+          "attest \(verb) did not end within --max-time (\(JSONWriter.formatNumber(maxTime)) s): the TPM stopped answering? Raise --max-time if it is slow."
+        )
+        return TPMAttester(tcti: try TPMExit.tcti(option: tcti), stateDirectory: try options.settings.keyStore().directory)
       }
     }
-  }
 
-  struct Answer: ParsableCommand {
-    static let configuration = CommandConfiguration(
-      abstract: "Answer a verifier's credential challenge: the TPM releases the credential only through its EK, for its AK.",
-      discussion: """
-        \(ExitStatus.helpSection(AttestCommand.clientExits, [.success: "printed", .dataError: "the challenge is not a challenge"]))
+    static let clientExits: [ExitStatus] =
+      [.success, .usage, .dataError, .noInput, .cannotCreate, .ioError, .timedOut, .permission, .configuration] + ExitStatus.tpm
 
-        EXAMPLES:
-          fr-profile attest answer challenge.json -o answer.json
-        """)
+    struct Request: ParsableCommand {
+      static let configuration = CommandConfiguration(
+        abstract: "Print this TPM's endorsement key, its certificate and the attestation key (made once, kept in the state directory).",
+        discussion: """
+          The attestation key is made on first use and kept TPM-wrapped in \
+          <state-dir>/attestation-key.json (0600) with the name of the EK it belongs to. If the TPM \
+          was cleared or replaced since, the command says so and exits 81; --replace then makes a \
+          new attestation key (delete the server's records of this device's keys: they are gone).
 
-    @OptionGroup var client: ClientOptions
-    @Argument(help: ArgumentHelp("The challenge ('-': standard input).", valueName: "CHALLENGE")) var challenge: String
+          \(ExitStatus.helpSection(Attest.clientExits, [.success: "printed"]))
 
-    func run() throws {
-      try reportingFailures {
-        let document: AttestationChallenge
-        do { document = try AttestationChallenge(json: try AttestCommand.readJSON(challenge)) } catch let error as AttestationError {
-          throw AttestCommand.failure(error, file: challenge)
+          EXAMPLES:
+            fr-profile attest request -o request.json
+            fr-profile attest request --replace
+          """)
+
+      @OptionGroup var client: ClientOptions
+      @Flag(help: "Make a new attestation key even if one is kept (after the TPM was cleared or replaced).") var replace = false
+
+      func run() throws {
+        try reportingFailures {
+          let request: JSON
+          let attester = try client.attester("request")
+          do throws(TPMError) { request = try attester.request(replace: replace) } catch {
+            throw TPMExit.failure(error, tcti: attester.tcti)
+          }
+          try Attest.write(request, to: client.output)
         }
-        let answer: JSON
-        do { answer = try client.attester("answer").answer(document) } catch let error as HardwareKeyError {
-          throw TPMExit.failure(error)
-        }
-        try AttestCommand.write(answer, to: client.output)
       }
     }
-  }
 
-  struct Certify: ParsableCommand {
-    static let configuration = CommandConfiguration(
-      abstract: "Print TPM evidence for the identity key or a bound key over a challenge (TPM2_Certify by the attestation key).",
-      discussion: """
-        The evidence document is the tpmEvidence claim a journey puts in its JWSs: the key's \
-        public area certified by the attestation key over SHA-256 of --challenge. Only keys used \
-        without a PIN are certified here: certifying a PIN key would try its PIN outside the key's \
-        lock policy ('fr-profile callback --tpm-evidence' signs under the policy). A verifier \
-        checks it with 'attest verify --evidence'.
+    struct Answer: ParsableCommand {
+      static let configuration = CommandConfiguration(
+        abstract: "Answer a verifier's credential challenge: the TPM releases the credential only through its EK, for its AK.",
+        discussion: """
+          \(ExitStatus.helpSection(Attest.clientExits, [.success: "printed", .dataError: "the challenge is not a challenge"]))
 
-        \(ExitStatus.helpSection(
-          AttestCommand.clientExits + [.negative],
+          EXAMPLES:
+            fr-profile attest answer challenge.json -o answer.json
+          """)
+
+      @OptionGroup var client: ClientOptions
+      @Argument(help: ArgumentHelp("The challenge ('-': standard input).", valueName: "CHALLENGE"), completion: .file()) var challenge:
+        String
+
+      func run() throws {
+        try reportingFailures {
+          let document: AttestationChallenge
+          do { document = try AttestationChallenge(json: try Attest.readJSON(challenge)) } catch let error as AttestationError {
+            throw Attest.failure(error, file: challenge)
+          }
+          let answer: JSON
+          let attester = try client.attester("answer")
+          do throws(TPMError) { answer = try attester.answer(document) } catch {
+            throw TPMExit.failure(error, tcti: attester.tcti)
+          }
+          try Attest.write(answer, to: client.output)
+        }
+      }
+    }
+
+    struct Certify: ParsableCommand {
+      static let configuration = CommandConfiguration(
+        abstract: "Print TPM evidence for the identity key or a bound key over a challenge (TPM2_Certify by the attestation key).",
+        discussion: """
+          The evidence document is the tpmEvidence claim a journey puts in its JWSs: the key's \
+          public area certified by the attestation key over SHA-256 of --challenge. Only keys used \
+          without a PIN are certified here: certifying a PIN key would try its PIN outside the key's \
+          lock policy ('fr-profile callback --tpm-evidence' signs under the policy). A verifier \
+          checks it with 'attest verify --evidence'.
+
+          \(ExitStatus.helpSection(
+          Attest.clientExits + [.negative],
           [.success: "printed", .negative: "no such key, or it is not in the TPM or has a PIN"]))
 
-        EXAMPLES:
-          fr-profile attest certify --identity --challenge "$CHALLENGE" -o evidence.json
-          fr-profile attest certify 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21 --challenge "$CHALLENGE"
-        """)
+          EXAMPLES:
+            fr-profile attest certify --identity --challenge "$CHALLENGE" -o evidence.json
+            fr-profile attest certify 2ed8f1a6-0e55-4d8b-9a43-5f0c7c3d9b21 --challenge "$CHALLENGE"
+          """)
 
-    @OptionGroup var client: ClientOptions
-    @Argument(help: ArgumentHelp("A bound key's kid (or --identity).", valueName: "KID")) var kid: String?
-    @Flag(help: "Certify the identity key (device-key.tpm) instead of a bound key.") var identity = false
-    @Option(help: ArgumentHelp("The verifier's challenge.", valueName: "TEXT")) var challenge: String
+      @OptionGroup var client: ClientOptions
+      @Argument(help: ArgumentHelp("A bound key's kid (or --identity).", valueName: "KID")) var kid: String?
+      @Flag(help: "Certify the identity key (device-key.tpm) instead of a bound key.") var identity = false
+      @Option(help: ArgumentHelp("The verifier's challenge.", valueName: "TEXT")) var challenge: String
 
-    func validate() throws {
-      guard (kid != nil) != identity else { throw ValidationError("name one key: a KID or --identity.") }
-    }
+      func validate() throws {
+        guard (kid != nil) != identity else { throw ValidationError("name one key: a KID or --identity.") }
+      }
 
-    func run() throws {
-      try reportingFailures {
-        let settings = client.options.settings
-        let blob: [UInt8]
-        if identity {
-          let found: [UInt8]?
-          let store = try settings.keyStore()
-          do throws(IdentityError) { found = try store.tpmKeyBlob() } catch { throw Failure(error) }
-          guard let found else {
-            throw Failure(.negative, "the identity key is not in the TPM; 'fr-profile identifier --key-store tpm' moves it there.")
+      func run() throws {
+        try reportingFailures {
+          let settings = client.options.settings
+          let blob: [UInt8]
+          if identity {
+            let found: [UInt8]?
+            let store = try settings.keyStore()
+            do throws(IdentityError) { found = try store.tpmKeyBlob() } catch { throw Failure(error) }
+            guard let found else {
+              throw Failure(.negative, "the identity key is not in the TPM; 'fr-profile identifier --key-store tpm' moves it there.")
+            }
+            blob = found
+          } else {
+            let kid = kid ?? ""
+            let stored: StoredUserKey?
+            let store = try settings.userKeyStore(create: false)
+            do throws(KeyStoreError) { stored = try store.key(kid: kid) } catch {
+              throw BindingExit.failure(error)
+            }
+            guard let stored else { throw Failure(.negative, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
+            guard case .hardware(let key) = stored.material else {
+              throw Failure(.negative, "the key \(kid) is a file key: it is not in the TPM, and there is no evidence to give.")
+            }
+            guard !key.pinProtected else {
+              throw Failure(
+                .negative,
+                "the key \(kid) has a PIN: certify it through a signing ('fr-profile callback --tpm-evidence'), under its lock policy.")
+            }
+            blob = key.blob
           }
-          blob = found
-        } else {
-          let kid = kid ?? ""
-          let stored: StoredUserKey?
-          let store = try settings.userKeyStore(create: false)
-          do throws(KeyStoreError) { stored = try store.key(kid: kid) } catch {
-            throw BindingExit.failure(error)
+          let evidence: JSON
+          let attester = try client.attester("certify")
+          do throws(TPMError) { evidence = try attester.evidence(forKeyBlob: blob, authValue: [], challenge: challenge) } catch {
+            throw TPMExit.failure(error, tcti: attester.tcti)
           }
-          guard let stored else { throw Failure(.negative, "no bound key has the kid \(kid); see 'fr-profile keys list'.") }
-          guard case .hardware(let key) = stored.material else {
-            throw Failure(.negative, "the key \(kid) is a file key: it is not in the TPM, and there is no evidence to give.")
-          }
-          guard !key.pinProtected else {
-            throw Failure(
-              .negative,
-              "the key \(kid) has a PIN: certify it through a signing ('fr-profile callback --tpm-evidence'), under its lock policy.")
-          }
-          blob = key.blob
+          try Attest.write(evidence, to: client.output)
         }
-        let evidence: JSON
-        do { evidence = try client.attester("certify").evidence(forKeyBlob: blob, authValue: [], challenge: challenge) } catch let error
-          as HardwareKeyError
-        {
-          throw TPMExit.failure(error)
-        }
-        try AttestCommand.write(evidence, to: client.output)
       }
     }
-  }
 
-  static let verifierExits: [ExitStatus] = [.success, .negative, .usage, .dataError, .noInput, .cannotCreate, .ioError, .permission]
+    static let verifierExits: [ExitStatus] = [.success, .negative, .usage, .dataError, .noInput, .cannotCreate, .ioError, .permission]
 
-  struct Challenge: ParsableCommand {
-    static let configuration = CommandConfiguration(
-      abstract: "Check a device's request and print a credential challenge sealed to its EK for its AK.",
-      discussion: """
-        The EK certificate must chain to one of the --roots (through --intermediates when the \
-        TPM holds only the leaf) and certify the EK; a TPM without a certificate is accepted only \
-        when its EK's name is given with --trusted-ek. The AK must be a restricted signing key of \
-        its TPM. The --state file keeps what 'attest verify' needs (no secret: the credential's \
-        SHA-256).
+    struct Challenge: ParsableCommand {
+      static let configuration = CommandConfiguration(
+        abstract: "Check a device's request and print a credential challenge sealed to its EK for its AK.",
+        discussion: """
+          The EK certificate must chain to one of the --roots (through --intermediates when the \
+          TPM holds only the leaf) and certify the EK; a TPM without a certificate is accepted only \
+          when its EK's name is given with --trusted-ek. The AK must be a restricted signing key of \
+          its TPM. The --state file keeps what 'attest verify' needs (no secret: the credential's \
+          SHA-256).
 
-        \(ExitStatus.helpSection(
-          AttestCommand.verifierExits,
+          \(ExitStatus.helpSection(
+          Attest.verifierExits,
           [.success: "the challenge is printed", .negative: "the request is refused (the check is named)"]))
 
-        EXAMPLES:
-          fr-profile attest challenge request.json --roots tpm-roots.pem --state state.json -o challenge.json
-        """)
+          EXAMPLES:
+            fr-profile attest challenge request.json --roots tpm-roots.pem --state state.json -o challenge.json
+          """)
 
-    @Argument(help: ArgumentHelp("The device's request ('-': standard input).", valueName: "REQUEST")) var request: String
-    @Option(help: ArgumentHelp("PEM file of TPM manufacturer root certificates.", valueName: "FILE")) var roots: String?
-    @Option(help: ArgumentHelp("PEM file of their issuing CAs.", valueName: "FILE")) var intermediates: String?
-    @Option(
-      name: .customLong("trusted-ek"),
-      help: ArgumentHelp("An EK name (hex, 000b…) trusted without a certificate (repeatable).", valueName: "NAME"))
-    var trustedEndorsementKeys: [String] = []
-    @Option(help: ArgumentHelp("Where to write the verifier's state for 'attest verify'.", valueName: "FILE")) var state: String
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the challenge to FILE instead of stdout.", valueName: "FILE"))
-    var output: String?
+      @Argument(help: ArgumentHelp("The device's request ('-': standard input).", valueName: "REQUEST"), completion: .file()) var request:
+        String
+      @Option(help: ArgumentHelp("PEM file of TPM manufacturer root certificates.", valueName: "FILE"), completion: .file()) var roots:
+        String?
+      @Option(help: ArgumentHelp("PEM file of their issuing CAs.", valueName: "FILE"), completion: .file()) var intermediates: String?
+      @Option(
+        name: .customLong("trusted-ek"),
+        help: ArgumentHelp("An EK name (hex, 000b…) trusted without a certificate (repeatable).", valueName: "NAME"))
+      var trustedEndorsementKeys: [String] = []
+      @Option(help: ArgumentHelp("Where to write the verifier's state for 'attest verify'.", valueName: "FILE"), completion: .file())
+      var state: String
+      @Option(
+        name: .shortAndLong, help: ArgumentHelp("Write the challenge to FILE instead of stdout.", valueName: "FILE"), completion: .file())
+      var output: String?
 
-    func validate() throws {
-      guard roots != nil || !trustedEndorsementKeys.isEmpty else {
-        throw ValidationError("give --roots FILE (TPM manufacturer roots) or --trusted-ek NAME: nothing would be trusted.")
-      }
-      for name in trustedEndorsementKeys where AttestCommand.hex(name) == nil {
-        throw ValidationError("--trusted-ek \(name): write the EK's name in hex (000b followed by 64 hex digits).")
-      }
-    }
-
-    func run() throws {
-      try reportingFailures {
-        let parsed: AttestationRequest
-        do { parsed = try AttestationRequest(json: try AttestCommand.readJSON(request)) } catch let error as AttestationError {
-          throw AttestCommand.failure(error, file: request)
+      func validate() throws {
+        guard roots != nil || !trustedEndorsementKeys.isEmpty else {
+          throw ValidationError("give --roots FILE (TPM manufacturer roots) or --trusted-ek NAME: nothing would be trusted.")
         }
-        let verifier = AttestationVerifier(
-          roots: try AttestCommand.certificates(roots), intermediates: try AttestCommand.certificates(intermediates),
-          trustedEndorsementKeys: trustedEndorsementKeys.compactMap(AttestCommand.hex))
-        let result = try AttestCommand.blocking { () async throws(AttestationError) in try await verifier.challenge(for: parsed) }
-        try writeFileAtomically(state, JSONWriter.compact(result.pending.json) + "\n", mode: 0o600)
-        try AttestCommand.write(result.challenge, to: output)
+        for name in trustedEndorsementKeys where Attest.hex(name) == nil {
+          throw ValidationError("--trusted-ek \(name): write the EK's name in hex (000b followed by 64 hex digits).")
+        }
+      }
+
+      func run() throws {
+        try reportingFailures {
+          let parsed: AttestationRequest
+          do { parsed = try AttestationRequest(json: try Attest.readJSON(request)) } catch let error as AttestationError {
+            throw Attest.failure(error, file: request)
+          }
+          let verifier = AttestationVerifier(
+            roots: try Attest.certificates(roots), intermediates: try Attest.certificates(intermediates),
+            trustedEndorsementKeys: trustedEndorsementKeys.compactMap(Attest.hex))
+          let result = try Attest.blocking { () async throws(AttestationError) in try await verifier.challenge(for: parsed) }
+          try writeFileAtomically(state, JSONWriter.compact(result.pending.json) + "\n", mode: 0o600)
+          try Attest.write(result.challenge, to: output)
+        }
       }
     }
-  }
 
-  struct Verify: ParsableCommand {
-    static let configuration = CommandConfiguration(
-      abstract: "Verify the TPM evidence a binding or signing JWS carries (claim tpmEvidence).",
-      discussion: """
-        Checks, each failing by name: the answer is the credential sealed to the EK (so the AK \
-        lives in that TPM); the AK certified the JWS's key (TPM2_Certify) over SHA-256 of the \
-        JWS's challenge, which is --challenge when given; the key was made in the TPM and never \
-        leaves it (fixedTPM, fixedParent, sensitiveDataOrigin); it is the JWS's jwk (binding) and \
-        it made the JWS's signature.
+    struct Verify: ParsableCommand {
+      static let configuration = CommandConfiguration(
+        abstract: "Verify the TPM evidence a binding or signing JWS carries (claim tpmEvidence).",
+        discussion: """
+          Checks, each failing by name: the answer is the credential sealed to the EK (so the AK \
+          lives in that TPM); the AK certified the JWS's key (TPM2_Certify) over SHA-256 of the \
+          JWS's challenge, which is --challenge when given; the key was made in the TPM and never \
+          leaves it (fixedTPM, fixedParent, sensitiveDataOrigin); it is the JWS's jwk (binding) and \
+          it made the JWS's signature.
 
-        \(ExitStatus.helpSection(
-          AttestCommand.verifierExits,
+          \(ExitStatus.helpSection(
+          Attest.verifierExits,
           [.success: "verified", .negative: "refused (the check is named)"]))
 
-        EXAMPLES:
-          fr-profile attest verify --state state.json --answer answer.json jws.txt
-          fr-profile attest verify --state state.json --answer answer.json --challenge "$CHALLENGE" --json - < jws.txt
-        """)
+          EXAMPLES:
+            fr-profile attest verify --state state.json --answer answer.json jws.txt
+            fr-profile attest verify --state state.json --answer answer.json --challenge "$CHALLENGE" --json - < jws.txt
+          """)
 
-    @Option(help: ArgumentHelp("The state 'attest challenge' wrote.", valueName: "FILE")) var state: String
-    @Option(help: ArgumentHelp("The device's answer to the challenge.", valueName: "FILE")) var answer: String
-    @Option(help: ArgumentHelp("The challenge the server sent with the callback (checked against the JWS's).", valueName: "TEXT"))
-    var challenge: String?
-    @Flag(help: "Print the verdict as JSON.") var json = false
-    @Option(help: ArgumentHelp("Verify an evidence document ('attest certify') instead of a JWS; needs --challenge.", valueName: "FILE"))
-    var evidence: String?
-    @Argument(help: ArgumentHelp("The compact JWS ('-': standard input).", valueName: "JWS")) var jws: String?
+      @Option(help: ArgumentHelp("The state 'attest challenge' wrote.", valueName: "FILE"), completion: .file()) var state: String
+      @Option(help: ArgumentHelp("The device's answer to the challenge.", valueName: "FILE"), completion: .file()) var answer: String
+      @Option(help: ArgumentHelp("The challenge the server sent with the callback (checked against the JWS's).", valueName: "TEXT"))
+      var challenge: String?
+      @Flag(help: "Print the verdict as JSON.") var json = false
+      @Option(
+        help: ArgumentHelp("Verify an evidence document ('attest certify') instead of a JWS; needs --challenge.", valueName: "FILE"),
+        completion: .file())
+      var evidence: String?
+      @Argument(help: ArgumentHelp("The compact JWS ('-': standard input).", valueName: "JWS"), completion: .file()) var jws: String?
 
-    func validate() throws {
-      guard (jws != nil) != (evidence != nil) else { throw ValidationError("give a JWS or --evidence FILE (one of them).") }
-      if evidence != nil, challenge == nil { throw ValidationError("--evidence needs --challenge: the evidence is over it.") }
-    }
+      func validate() throws {
+        guard (jws != nil) != (evidence != nil) else { throw ValidationError("give a JWS or --evidence FILE (one of them).") }
+        if evidence != nil, challenge == nil { throw ValidationError("--evidence needs --challenge: the evidence is over it.") }
+      }
 
-    func run() throws {
-      try reportingFailures {
-        let pending: PendingActivation
-        do {
-          pending = try PendingActivation(json: try AttestCommand.parseJSON(try readOwnFile(state, limit: 1 << 20), from: state))
-        } catch let error as AttestationError {
-          throw AttestCommand.failure(error, file: state)
-        }
-        let answerDocument = try AttestCommand.readJSON(answer)
-        let document = try evidence.map(AttestCommand.readJSON)
-        let token = try jws.map { String(decoding: try readInput($0, limit: 1 << 20), as: UTF8.self).filter { !$0.isWhitespace } }
-        let key: P256KeyText
-        let ak: TPMPublic
-        do throws(AttestationError) { ak = try AttestationVerifier.activate(pending, answer: answerDocument) } catch {
-          throw AttestCommand.failure(error, file: answer)
-        }
-        do throws(AttestationError) {
-          if let document, let challenge {
-            key = P256KeyText(try AttestationVerifier.verify(evidence: document, challenge: challenge, attestationKey: ak))
-          } else {
-            key = P256KeyText(try AttestationVerifier.verify(jws: token ?? "", attestationKey: ak, challenge: challenge))
+      func run() throws {
+        try reportingFailures {
+          let pending: PendingActivation
+          do {
+            pending = try PendingActivation(json: try Attest.parseJSON(try readOwnFile(state, limit: 1 << 20), from: state))
+          } catch let error as AttestationError {
+            throw Attest.failure(error, file: state)
           }
-        } catch {
-          throw AttestCommand.failure(error, file: nil)
-        }
-        let ekName = hexString(pending.endorsementKeyName)
-        if json {
-          try printOutput(
-            JSONWriter.compact([
-              "verified": true, "ekName": .string(ekName), "ekCertified": .bool(pending.endorsementCertified),
-              "key": ["kty": "EC", "crv": "P-256", "x": .string(key.x), "y": .string(key.y)],
-            ]) + "\n")
-        } else {
-          try printOutput(
-            "verified: the \(evidence == nil ? "JWS's key" : "certified key") (x \(key.x)) was made in the TPM whose endorsement key is \(ekName) "
-              + "(\(pending.endorsementCertified ? "certificate chained to a configured root" : "trusted by name")) and cannot leave it.\n")
+          let answerDocument = try Attest.readJSON(answer)
+          let document = try evidence.map(Attest.readJSON)
+          let token = try jws.map { String(decoding: try readInput($0, limit: 1 << 20), as: UTF8.self).filter { !$0.isWhitespace } }
+          let key: P256KeyText
+          let ak: TPMPublic
+          do throws(AttestationError) { ak = try AttestationVerifier.activate(pending, answer: answerDocument) } catch {
+            throw Attest.failure(error, file: answer)
+          }
+          do throws(AttestationError) {
+            if let document, let challenge {
+              key = P256KeyText(try AttestationVerifier.verify(evidence: document, challenge: challenge, attestationKey: ak))
+            } else {
+              key = P256KeyText(try AttestationVerifier.verify(jws: token ?? "", attestationKey: ak, challenge: challenge))
+            }
+          } catch {
+            throw Attest.failure(error, file: nil)
+          }
+          let ekName = hexString(pending.endorsementKeyName)
+          if json {
+            try printOutput(
+              JSONWriter.compact([
+                "verified": true, "ekName": .string(ekName), "ekCertified": .bool(pending.endorsementCertified),
+                "key": ["kty": "EC", "crv": "P-256", "x": .string(key.x), "y": .string(key.y)],
+              ]) + "\n")
+          } else {
+            try printOutput(
+              "verified: the \(evidence == nil ? "JWS's key" : "certified key") (x \(key.x)) was made in the TPM whose endorsement key is \(ekName) "
+                + "(\(pending.endorsementCertified ? "certificate chained to a configured root" : "trusted by name")) and cannot leave it.\n"
+            )
+          }
         }
       }
     }
-  }
 
-  // MARK: -
+    // MARK: -
 
-  struct P256KeyText {
-    var x: String
-    var y: String
-    init(_ key: P256.Signing.PublicKey) {
-      let raw = Array(key.rawRepresentation)
-      x = Base64URL.encode(raw.prefix(32))
-      y = Base64URL.encode(raw.suffix(32))
+    struct P256KeyText {
+      var x: String
+      var y: String
+      init(_ key: P256.Signing.PublicKey) {
+        let raw = Array(key.rawRepresentation)
+        x = Base64URL.encode(raw.prefix(32))
+        y = Base64URL.encode(raw.suffix(32))
+      }
     }
-  }
 
-  /// A verifier's refusal: exit 1 naming the check; malformed input: exit 65 naming the file.
-  static func failure(_ error: AttestationError, file: String?) -> Failure {
-    switch error {
-    case .malformed, .unsupported:
-      Failure(.dataError, (file.map { "\($0): " } ?? "") + error.description + ".")
-    default:
-      Failure(.negative, "refused: \(error.description).")
+    /// A verifier's refusal: exit 1 naming the check; malformed input: exit 65 naming the file.
+    static func failure(_ error: AttestationError, file: String?) -> Failure {
+      switch error {
+      case .malformed, .unsupported:
+        Failure(.dataError, (file.map { "\($0): " } ?? "") + error.description + ".")
+      default:
+        Failure(.negative, "refused: \(error.description).")
+      }
     }
-  }
 
-  static func readJSON(_ path: String) throws -> JSON {
-    try parseJSON(try readInput(path, limit: 1 << 20), from: path)
-  }
-
-  static func parseJSON(_ bytes: [UInt8], from path: String) throws -> JSON {
-    do { return try JSONParser.parse(bytes) } catch {
-      throw Failure(.dataError, "\(path == "-" ? "standard input" : path): not JSON (\(error)).")
+    static func readJSON(_ path: String) throws -> JSON {
+      try parseJSON(try readInput(path, limit: 1 << 20), from: path)
     }
-  }
 
-  static func certificates(_ path: String?) throws -> [Certificate] {
-    guard let path else { return [] }
-    do {
-      return try EndorsementCertificate.certificates(pem: String(decoding: try readInput(path, limit: 4 << 20), as: UTF8.self))
-    } catch let error as AttestationError {
-      throw Failure(.dataError, "\(path): \(error.description).")
+    static func parseJSON(_ bytes: [UInt8], from path: String) throws -> JSON {
+      do { return try JSONParser.parse(bytes) } catch {
+        throw Failure(.dataError, "\(path == "-" ? "standard input" : path): not JSON (\(error)).")
+      }
     }
-  }
 
-  static func write(_ document: JSON, to output: String?) throws {
-    let text = JSONWriter.compact(document) + "\n"
-    if let output, output != "-" { try writeFileAtomically(output, text) } else { try printOutput(text) }
-  }
-
-  /// An EK name in hex (34 bytes: 000b and a SHA-256), ASCII digits only: `Character.isHexDigit`
-  /// also accepts full-width digits, which `UInt8(_:radix:)` does not (issue 29: a crash).
-  static func hex(_ text: String) -> [UInt8]? {
-    let digits = Array(text.utf8)
-    guard digits.count == 68 else { return nil }
-    var bytes: [UInt8] = []
-    for index in stride(from: 0, to: digits.count, by: 2) {
-      guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
-      bytes.append(high << 4 | low)
+    static func certificates(_ path: String?) throws -> [Certificate] {
+      guard let path else { return [] }
+      do {
+        return try EndorsementCertificate.certificates(pem: String(decoding: try readInput(path, limit: 4 << 20), as: UTF8.self))
+      } catch let error as AttestationError {
+        throw Failure(.dataError, "\(path): \(error.description).")
+      }
     }
-    return bytes
-  }
 
-  private static func hexValue(_ digit: UInt8) -> UInt8? {
-    switch digit {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-    default: nil
+    static func write(_ document: JSON, to output: String?) throws {
+      let text = JSONWriter.compact(document) + "\n"
+      if let output, output != "-" { try writeFileAtomically(output, text) } else { try printOutput(text) }
     }
-  }
 
-  /// Runs the verifier's asynchronous certificate check to its end (swift-certificates'
-  /// validator is async; nothing else in this process is).
-  static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws(AttestationError) -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-      do throws(AttestationError) { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-      done.signal()
+    /// An EK name in hex (34 bytes: 000b and a SHA-256), ASCII digits only: `Character.isHexDigit`
+    /// also accepts full-width digits, which `UInt8(_:radix:)` does not (issue 29: a crash).
+    static func hex(_ text: String) -> [UInt8]? {
+      let digits = Array(text.utf8)
+      guard digits.count == 68 else { return nil }
+      var bytes: [UInt8] = []
+      for index in stride(from: 0, to: digits.count, by: 2) {
+        guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+        bytes.append(high << 4 | low)
+      }
+      return bytes
     }
-    done.wait()
-    switch box.result! {
-    case .success(let value): return value
-    case .failure(let error): throw failure(error, file: nil)
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+      switch digit {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+      default: nil
+      }
+    }
+
+    /// Runs the verifier's asynchronous certificate check to its end (swift-certificates'
+    /// validator is async; nothing else in this process is).
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws(AttestationError) -> T) throws -> T {
+      let box = ResultBox<T>()
+      let done = DispatchSemaphore(value: 0)
+      Task {
+        do throws(AttestationError) { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
+      }
+      done.wait()
+      switch box.result! {
+      case .success(let value): return value
+      case .failure(let error): throw failure(error, file: nil)
+      }
     }
   }
 }
 
-/// Where the task of `AttestCommand.blocking` leaves its result (read after the semaphore).
+/// Where the task of `Attest.blocking` leaves its result (read after the semaphore).
 private final class ResultBox<T: Sendable>: @unchecked Sendable {
   var result: Result<T, AttestationError>?
 }

@@ -51,7 +51,7 @@ extension FRProfile {
     @OptionGroup var options: ProfileOptions
     @OptionGroup(title: "Device binding") var binding: BindingOptions
 
-    @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"))
+    @Argument(help: ArgumentHelp("The authenticate response body (default: standard input).", valueName: "FILE|-"), completion: .file())
     var file: String = "-"
 
     @OptionGroup(title: "Output Options") var format: OutputOptions

@@ -78,7 +78,7 @@ struct CollectRequest: Equatable {
   /// Collects and writes the profile. With `exitWhenDone`, the process ends (status 0) right
   /// after the output is written, before the profile tree, the context and the caches are torn
   /// down: freeing memory the kernel is about to drop anyway was ~0.15 M instructions, a sixth
-  /// of a collect (README "Benchmark"). The login fast path (FRProfile.main) asks for it.
+  /// of a collect (bench/README.md). The login fast path (FRProfile.main) asks for it.
   func perform(exitWhenDone: Bool = false) throws {
     try reportingFailures {
       let system = try settings.systemSource()

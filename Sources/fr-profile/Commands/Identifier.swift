@@ -1,6 +1,7 @@
 import ArgumentParser
 import Collectors
 import DeviceBinding
+import DeviceIdentity
 import ProfileCLI
 import ProfileJSON
 import TPMKeys

@@ -14,42 +14,43 @@ import ProfileJSON
 #endif
 
 /// `fr-profile journey`: walks a journey over libcurl, which is loaded only when this runs.
-struct JourneyCommand: ParsableCommand {
-  static let configuration = CommandConfiguration(
-    commandName: "journey",
-    abstract: "Walk a PingAM / Advanced Identity Cloud authentication journey from this machine.",
-    discussion: """
-      Starts the tree (POST <server>/json/realms/root[/realms/<realm>]/authenticate \
-      ?authIndexType=service&authIndexValue=<tree>, with Accept-API-Version: \
-      resource=2.1, protocol=1.0) and answers each step until AM ends the journey:
-        NameCallback           --user, or asked on the terminal
-        PasswordCallback       --password-stdin, or asked on the terminal, no echo
-        TextOutputCallback     shown on stderr
-        ChoiceCallback and
-        ConfirmationCallback   the next --choice, or asked on the terminal
-        DeviceProfileCallback  this machine's profile, as collect makes it
-        DeviceBindingCallback and
-        DeviceSigningVerifierCallback
-                               bind a key for the user / sign the challenge
-                               (see "Device binding" below and the README)
-      On success prints the session token (tokenId), or with --json AM's whole \
-      success JSON (indented on a terminal or with --pretty, compact when piped or \
-      with --compact). -o FILE writes it atomically to FILE instead ('-o -' is \
-      stdout); the token is a credential, so FILE gets mode 0600, even when it \
-      replaces a file, and nothing is written unless the journey succeeds. Any other callback type stops the journey with an error \
-      naming it. Prompts use /dev/tty, never stdin or stdout. Passwords and the \
-      device key are never printed.
+extension FRProfile {
+  struct Journey: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "journey",
+      abstract: "Walk a PingAM / Advanced Identity Cloud authentication journey from this machine.",
+      discussion: """
+        Starts the tree (POST <server>/json/realms/root[/realms/<realm>]/authenticate \
+        ?authIndexType=service&authIndexValue=<tree>, with Accept-API-Version: \
+        resource=2.1, protocol=1.0) and answers each step until AM ends the journey:
+          NameCallback           --user, or asked on the terminal
+          PasswordCallback       --password-stdin, or asked on the terminal, no echo
+          TextOutputCallback     shown on stderr
+          ChoiceCallback and
+          ConfirmationCallback   the next --choice, or asked on the terminal
+          DeviceProfileCallback  this machine's profile, as collect makes it
+          DeviceBindingCallback and
+          DeviceSigningVerifierCallback
+                                 bind a key for the user / sign the challenge
+                                 (see "Device binding" below and the README)
+        On success prints the session token (tokenId), or with --json AM's whole \
+        success JSON (indented on a terminal or with --pretty, compact when piped or \
+        with --compact). -o FILE writes it atomically to FILE instead ('-o -' is \
+        stdout); the token is a credential, so FILE gets mode 0600, even when it \
+        replaces a file, and nothing is written unless the journey succeeds. Any other callback type stops the journey with an error \
+        naming it. Prompts use /dev/tty, never stdin or stdout. Passwords and the \
+        device key are never printed.
 
-      TLS is always verified: against the system CAs, or with --cacert only \
-      against the CAs in that file. \(AMServerURL.helpParagraph(credential: JourneyCommand.credential))
+        TLS is always verified: against the system CAs, or with --cacert only \
+        against the CAs in that file. \(AMServerURL.helpParagraph(credential: Journey.credential))
 
-      The server is not trusted with this machine: a response larger than \
-      --max-response-size (1 MiB) is refused, a step with more than 256 \
-      callbacks is refused, the journey ends after 100 steps or --max-time \
-      seconds, and everything the server says is printed with control \
-      characters replaced and the password hidden.
+        The server is not trusted with this machine: a response larger than \
+        --max-response-size (1 MiB) is refused, a step with more than 256 \
+        callbacks is refused, the journey ends after 100 steps or --max-time \
+        seconds, and everything the server says is printed with control \
+        characters replaced and the password hidden.
 
-      \(ExitStatus.helpSection(
+        \(ExitStatus.helpSection(
         [
           .success, .negative, .cannotAnswer, .usage, .dataError, .noInput, .untrustedServer, .cannotConnect,
           .libraryMissing, .cannotCreate, .ioError, .timedOut, .badResponse, .permission, .configuration,
@@ -67,191 +68,194 @@ struct JourneyCommand: ParsableCommand {
             "the server's answer is not an AM authenticate response, is larger than --max-response-size, has too many callbacks, or the journey did not end within 100 steps",
         ]))
 
-      EXAMPLES:
-        fr-profile journey --server https://am.example.com/am \\
-            --realm alpha --tree DeviceProfiling --user demo
-        pass show am/demo | fr-profile journey --json \\
-            --server https://am.example.com/am --realm alpha --tree Login \\
-            --user demo --password-stdin
-        pass show am/demo | fr-profile journey --server https://am.example.com/am \\
-            --realm alpha --tree Login --user demo --password-stdin -o ~/.am-token
-        fr-profile journey --server https://am.internal:8443/am --realm root \\
-            --tree Login --cacert /etc/ssl/private-ca.pem --choice 0 \\
-            --latitude 52.52 --longitude 13.405
-      """
-  )
+        EXAMPLES:
+          fr-profile journey --server https://am.example.com/am \\
+              --realm alpha --tree DeviceProfiling --user demo
+          pass show am/demo | fr-profile journey --json \\
+              --server https://am.example.com/am --realm alpha --tree Login \\
+              --user demo --password-stdin
+          pass show am/demo | fr-profile journey --server https://am.example.com/am \\
+              --realm alpha --tree Login --user demo --password-stdin -o ~/.am-token
+          fr-profile journey --server https://am.internal:8443/am --realm root \\
+              --tree Login --cacert /etc/ssl/private-ca.pem --choice 0 \\
+              --latitude 52.52 --longitude 13.405
+        """
+    )
 
-  @OptionGroup var options: ProfileOptions
-  @OptionGroup(title: "Device binding") var binding: BindingOptions
+    @OptionGroup var options: ProfileOptions
+    @OptionGroup(title: "Device binding") var binding: BindingOptions
 
-  @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
-  var server: String
+    @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
+    var server: String
 
-  @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
-  var realm: String
+    @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
+    var realm: String
 
-  @Option(help: ArgumentHelp("The tree (journey) to start.", valueName: "NAME"))
-  var tree: String
+    @Option(help: ArgumentHelp("The tree (journey) to start.", valueName: "NAME"))
+    var tree: String
 
-  @Option(help: ArgumentHelp("The user name for NameCallback (else asked on the terminal).", valueName: "NAME"))
-  var user: String?
+    @Option(help: ArgumentHelp("The user name for NameCallback (else asked on the terminal).", valueName: "NAME"))
+    var user: String?
 
-  @Flag(name: .customLong("password-stdin"), help: "Read the password for PasswordCallback from stdin (one trailing newline is dropped).")
-  var passwordStdin = false
+    @Flag(name: .customLong("password-stdin"), help: "Read the password for PasswordCallback from stdin (one trailing newline is dropped).")
+    var passwordStdin = false
 
-  @Option(
-    name: .customLong("choice"),
-    help: ArgumentHelp(
-      "Answer the next ChoiceCallback or ConfirmationCallback with option N (0-based); repeat for several.", valueName: "N"))
-  var choices: [Int] = []
+    @Option(
+      name: .customLong("choice"),
+      help: ArgumentHelp(
+        "Answer the next ChoiceCallback or ConfirmationCallback with option N (0-based); repeat for several.", valueName: "N"))
+    var choices: [Int] = []
 
-  @Option(help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"))
-  var cacert: String?
+    @Option(
+      help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"), completion: .file())
+    var cacert: String?
 
-  @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
-  var timeout: Double = 30
+    @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
+    var timeout: Double = 30
 
-  @Option(
-    name: .customLong("max-time"), help: ArgumentHelp("Seconds the whole journey may take, answering included.", valueName: "SECONDS"))
-  var maxTime: Double = 300
+    @Option(
+      name: .customLong("max-time"), help: ArgumentHelp("Seconds the whole journey may take, answering included.", valueName: "SECONDS"))
+    var maxTime: Double = 300
 
-  @Option(
-    name: .customLong("max-response-size"),
-    help: ArgumentHelp("The largest response body accepted, in bytes (default 1 MiB).", valueName: "BYTES"))
-  var maxResponseSize: Int = HTTPClient.defaultMaximumResponseSize
+    @Option(
+      name: .customLong("max-response-size"),
+      help: ArgumentHelp("The largest response body accepted, in bytes (default 1 MiB).", valueName: "BYTES"))
+    var maxResponseSize: Int = HTTPClient.defaultMaximumResponseSize
 
-  @Flag(
-    name: .customLong("insecure-http"), help: "Allow a plain http:// --server that is not on this machine (the password travels in clear).")
-  var insecureHTTP = false
+    @Flag(
+      name: .customLong("insecure-http"),
+      help: "Allow a plain http:// --server that is not on this machine (the password travels in clear).")
+    var insecureHTTP = false
 
-  /// What this command sends over --server, for the transport rule's messages.
-  static let credential = "the password and the session token"
+    /// What this command sends over --server, for the transport rule's messages.
+    static let credential = "the password and the session token"
 
-  @OptionGroup(title: "Output Options") var format: OutputOptions
+    @OptionGroup(title: "Output Options") var format: OutputOptions
 
-  @Flag(help: "Print AM's whole success JSON instead of the token alone.")
-  var json = false
+    @Flag(help: "Print AM's whole success JSON instead of the token alone.")
+    var json = false
 
-  func validate() throws {
-    _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-    guard !tree.isEmpty else { throw ValidationError("--tree needs a tree name.") }
-    guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
-    guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
-    guard maxResponseSize >= 1024, maxResponseSize <= 1 << 30 else {
-      throw ValidationError("--max-response-size must be between 1024 and 1073741824 bytes.")
-    }
-    if choices.contains(where: { $0 < 0 }) { throw ValidationError("--choice takes an option index: 0, 1, 2, …") }
-    if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
-  }
-
-  func run() throws {
-    try reportingFailures {
-      let settings = options.settings
-      _ = try settings.systemSource()
-      if let cacert, access(cacert, R_OK) != 0 {
-        throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+    func validate() throws {
+      _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+      guard !tree.isEmpty else { throw ValidationError("--tree needs a tree name.") }
+      guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
+      guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
+      guard maxResponseSize >= 1024, maxResponseSize <= 1 << 30 else {
+        throw ValidationError("--max-response-size must be between 1024 and 1073741824 bytes.")
       }
-      let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-      if let warning = server.warning { writeStandardError(warning) }
-      let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
-      let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
-      answerer.binding = binding
-      answerer.serverHost = server.host
-      let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
-      let endpoint = AuthenticateEndpoint(server: server.text, realm: realm, tree: tree)
-      let headers = [
-        AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
-        "User-Agent: fr-profile/\(frProfileVersion)",
-        // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
-        "Expect:",
-      ]
-      let timeout = timeout
-      let maxTime = maxTime
-      let started = JourneyWalker.monotonicSeconds()
-      answerer.deadline = started + maxTime
-      Self.armWatchdog(after: maxTime + Self.watchdogGrace)
-      var walker = JourneyWalker(
-        post: { url, body in
-          if settings.verbose { detail("POST \(url)") }
-          let left = maxTime - (JourneyWalker.monotonicSeconds() - started)
-          guard left > 0 else { throw JourneyError.timeLimit(seconds: maxTime) }
-          let response: HTTPResponse
-          do throws(HTTPError) {
-            response = try client.post(url, headers: headers, body: body, timeout: min(timeout, left))
-          } catch {
-            if case .timedOut = error, left < timeout { throw JourneyError.timeLimit(seconds: maxTime) }
-            throw error
+      if choices.contains(where: { $0 < 0 }) { throw ValidationError("--choice takes an option index: 0, 1, 2, …") }
+      if !json && (format.pretty || format.compact) { throw ValidationError("--pretty and --compact format JSON: add --json.") }
+    }
+
+    func run() throws {
+      try reportingFailures {
+        let settings = options.settings
+        _ = try settings.systemSource()
+        if let cacert, access(cacert, R_OK) != 0 {
+          throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+        }
+        let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+        if let warning = server.warning { writeStandardError(warning) }
+        let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
+        let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
+        answerer.binding = binding
+        answerer.serverHost = server.host
+        let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
+        let endpoint = AuthenticateEndpoint(server: server.text, realm: realm, tree: tree)
+        let headers = [
+          AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
+          "User-Agent: fr-profile/\(frProfileVersion)",
+          // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
+          "Expect:",
+        ]
+        let timeout = timeout
+        let maxTime = maxTime
+        let started = JourneyWalker.monotonicSeconds()
+        answerer.deadline = started + maxTime
+        Self.armWatchdog(after: maxTime + Self.watchdogGrace)
+        var walker = JourneyWalker(
+          post: { url, body in
+            if settings.verbose { detail("POST \(url)") }
+            let left = maxTime - (JourneyWalker.monotonicSeconds() - started)
+            guard left > 0 else { throw JourneyError.timeLimit(seconds: maxTime) }
+            let response: HTTPResponse
+            do throws(HTTPError) {
+              response = try client.post(url, headers: headers, body: body, timeout: min(timeout, left))
+            } catch {
+              if case .timedOut = error, left < timeout { throw JourneyError.timeLimit(seconds: maxTime) }
+              throw error
+            }
+            if settings.verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
+            return (response.status, response.body)
+          },
+          answer: { step in try answerer.answer(&step) })
+        walker.maximumTime = maxTime
+
+        let outcome: JourneyOutcome
+        do {
+          outcome = try walker.walk(endpoint)
+        } catch let error as HTTPError {
+          throw Failure(Self.exitStatus(error), answerer.printable(error.description, singleLine: true))
+        } catch let error as JourneyError {
+          let message = answerer.printable(error.description + ".", singleLine: true)
+          switch error {
+          case .unsupportedCallback: throw Failure(.cannotAnswer, message)
+          case .timeLimit: throw Failure(.timedOut, message + " Raise --max-time if the journey needs longer.")
+          default: throw Failure(.badResponse, message)
           }
-          if settings.verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
-          return (response.status, response.body)
-        },
-        answer: { step in try answerer.answer(&step) })
-      walker.maximumTime = maxTime
-
-      let outcome: JourneyOutcome
-      do {
-        outcome = try walker.walk(endpoint)
-      } catch let error as HTTPError {
-        throw Failure(Self.exitStatus(error), answerer.printable(error.description, singleLine: true))
-      } catch let error as JourneyError {
-        let message = answerer.printable(error.description + ".", singleLine: true)
-        switch error {
-        case .unsupportedCallback: throw Failure(.cannotAnswer, message)
-        case .timeLimit: throw Failure(.timedOut, message + " Raise --max-time if the journey needs longer.")
-        default: throw Failure(.badResponse, message)
+        } catch let failure as Failure {
+          throw Failure(failure.status, answerer.printable(failure.description, singleLine: true))
         }
-      } catch let failure as Failure {
-        throw Failure(failure.status, answerer.printable(failure.description, singleLine: true))
-      }
-      switch outcome {
-      case .success(let body):
-        if json {
-          let shown = ServerText.hiding(answerer.secrets, in: .object(body))
-          let text = format.usePretty ? JSONWriter.pretty(shown) : JSONWriter.compact(shown)
-          try format.emit(text: ServerText.escapingControls(inJSON: text) + "\n", mode: 0o600)
-        } else if let token = body["tokenId"]?.stringValue {
-          // The token is a credential: -o FILE is created (or replaced) with mode 0600.
-          try format.emit(text: answerer.printable(token, singleLine: true) + "\n", mode: 0o600)
-        } else {
-          note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
+        switch outcome {
+        case .success(let body):
+          if json {
+            let shown = ServerText.hiding(answerer.secrets, in: .object(body))
+            let text = format.usePretty ? JSONWriter.pretty(shown) : JSONWriter.compact(shown)
+            try format.emit(text: ServerText.escapingControls(inJSON: text) + "\n", mode: 0o600)
+          } else if let token = body["tokenId"]?.stringValue {
+            // The token is a credential: -o FILE is created (or replaced) with mode 0600.
+            try format.emit(text: answerer.printable(token, singleLine: true) + "\n", mode: 0o600)
+          } else {
+            note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
+          }
+        case .failure(let message, _):
+          throw Failure(.negative, "authentication failed: \(answerer.printable(message, singleLine: true))")
         }
-      case .failure(let message, _):
-        throw Failure(.negative, "authentication failed: \(answerer.printable(message, singleLine: true))")
       }
     }
-  }
 
-  static func exitStatus(_ error: HTTPError) -> ExitStatus {
-    switch error {
-    case .timedOut: .timedOut
-    case .cannotConnect, .failed: .cannotConnect
-    case .tls: .untrustedServer
-    case .badCAFile: .noInput
-    case .responseTooLarge: .badResponse
-    case .libraryUnavailable: .libraryMissing
+    static func exitStatus(_ error: HTTPError) -> ExitStatus {
+      switch error {
+      case .timedOut: .timedOut
+      case .cannotConnect, .failed: .cannotConnect
+      case .tls: .untrustedServer
+      case .badCAFile: .noInput
+      case .responseTooLarge: .badResponse
+      case .libraryUnavailable: .libraryMissing
+      }
     }
-  }
 
-  /// Seconds past --max-time after which the watchdog ends the process: the walk's own checks
-  /// (the HTTP timeouts, the prompts' deadlines) end it at --max-time with their messages first.
-  static let watchdogGrace = 2.0
+    /// Seconds past --max-time after which the watchdog ends the process: the walk's own checks
+    /// (the HTTP timeouts, the prompts' deadlines) end it at --max-time with their messages first.
+    static let watchdogGrace = 2.0
 
-  static func armWatchdog(after seconds: Double) {
-    ProfileCLI.armWatchdog(
-      after: seconds,
-      "the journey did not end within --max-time (\(JSONWriter.formatNumber(seconds - watchdogGrace)) s): "
-        + "a wait did not end (a TPM or PAM module that stopped answering?). Raise --max-time if the journey needs longer.")
-  }
-
-  /// The password piped on stdin, without one trailing newline; empty is an error.
-  static func passwordFromStandardInput() throws -> String {
-    var bytes = readStandardInput()
-    if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-    if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-    guard !bytes.isEmpty else { throw Failure(.dataError, "--password-stdin: standard input holds no password.") }
-    guard let password = String(validating: bytes, as: UTF8.self) else {
-      throw Failure(.dataError, "--password-stdin: the password is not UTF-8.")
+    static func armWatchdog(after seconds: Double) {
+      ProfileCLI.armWatchdog(
+        after: seconds,
+        "the journey did not end within --max-time (\(JSONWriter.formatNumber(seconds - watchdogGrace)) s): "
+          + "a wait did not end (a TPM or PAM module that stopped answering?). Raise --max-time if the journey needs longer.")
     }
-    return password
+
+    /// The password piped on stdin, without one trailing newline; empty is an error.
+    static func passwordFromStandardInput() throws -> String {
+      var bytes = readStandardInput()
+      if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+      if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+      guard !bytes.isEmpty else { throw Failure(.dataError, "--password-stdin: standard input holds no password.") }
+      guard let password = String(validating: bytes, as: UTF8.self) else {
+        throw Failure(.dataError, "--password-stdin: the password is not UTF-8.")
+      }
+      return password
+    }
   }
 }

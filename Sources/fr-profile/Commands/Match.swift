@@ -76,13 +76,15 @@ extension FRProfile {
         """
     )
 
-    @Argument(help: ArgumentHelp("The stored (old) profiles: a file, or '-' for standard input.", valueName: "stored"))
+    @Argument(help: ArgumentHelp("The stored (old) profiles: a file, or '-' for standard input.", valueName: "stored"), completion: .file())
     var stored: String
 
-    @Argument(help: ArgumentHelp("The incoming (new) profile: a file, or '-' for standard input.", valueName: "incoming"))
+    @Argument(
+      help: ArgumentHelp("The incoming (new) profile: a file, or '-' for standard input.", valueName: "incoming"), completion: .file())
     var incoming: String
 
-    @Option(name: .long, help: ArgumentHelp("The match config (default: match-config.json, see CONFIG).", valueName: "file"))
+    @Option(
+      name: .long, help: ArgumentHelp("The match config (default: match-config.json, see CONFIG).", valueName: "file"), completion: .file())
     var config: String?
 
     @Flag(name: .long, help: "Use the script's built-in defaults instead of a config file.")

@@ -18,7 +18,9 @@ extension FRProfile {
         """
     )
 
-    @Option(name: .customLong("root"), help: ArgumentHelp("Examine a recorded machine tree instead of /.", valueName: "DIR"))
+    @Option(
+      name: .customLong("root"), help: ArgumentHelp("Examine a recorded machine tree instead of /.", valueName: "DIR"),
+      completion: .directory)
     var root: String = "/"
 
     @Flag(help: "Print one JSON object: {\"score\", \"detectors\": [{\"name\", \"score\", \"evidence\"}]}.")

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import SWTPMSupport
+import TestSupport
 
 /// The result of one run of the built `fr-profile` binary.
 struct RunResult {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records attestation documents from a TPM manufactured by swtpm_setup (an RSA 2048 EK with a
-# certificate from swtpm_localca's CA, as Tests/SWTPMSupport/Manufacture.swift makes one), so
+# certificate from swtpm_localca's CA, as Tests/TestSupport/Manufacture.swift makes one), so
 # the verifier's tests run without swtpm (issue 29). Run once with a built fr-profile; the
 # output is committed:
 #

@@ -1,3 +1,4 @@
+import Collectors
 import SystemCalls
 
 #if canImport(Glibc)
@@ -238,7 +239,7 @@ package final class StateDirectory {
   }
 
   /// `read(_:requirement:)`'s bytes alone. For collect's path: there, destroying a `StateFile?`
-  /// costs a runtime metadata instantiation (~35 k instructions; README "Benchmark").
+  /// costs a runtime metadata instantiation (~35 k instructions; bench/README.md).
   package func readBytes(_ name: String, requirement: FileRequirement) throws(StateDirectoryError) -> [UInt8]? {
     var bytes: [UInt8] = []
     var identity = FileIdentity(device: 0, inode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)

@@ -1,3 +1,4 @@
+import Collectors
 import SystemCalls
 
 #if canImport(Glibc)

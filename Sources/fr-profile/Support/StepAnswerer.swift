@@ -4,7 +4,8 @@ import Journey
 import JourneyProfiler
 import ProfileCLI
 import ProfileJSON
-import TPMAttestation
+import TPMKeys
+import TPMProtocol
 
 /// Answers the callbacks of each step: the user name and password from the options or the
 /// terminal, choices from `--choice` or the terminal, device profiles from the collectors.

@@ -1,7 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Collectors
+@testable import DeviceIdentity
 
 /// The state directory primitive and the key store's hardening (issue 11, items 1–6).
 @Suite(.timeLimit(.minutes(10))) struct StateDirectoryTests {
@@ -198,7 +200,7 @@ import Testing
       #expect(cache.contains("machine-id "))
       #expect(try store.identifier(for: system) == identifier)
       // The same key with another machine-id gives another host part, not the cached one.
-      let other = try store.identifier(for: FixtureMachine.container.context().system)
+      let other = try store.identifier(for: SystemSource(root: FixtureMachine.container.root, environment: [:]))
       #expect(other == String(identifier.split(separator: "-")[1]))
     }
   }

@@ -1,18 +1,17 @@
-import Collectors
 import Crypto
+import DeviceIdentity
 import ProfileJSON
-import TPMKeys
 import TPMProtocol
 
-/// The client half of TPM attestation (README "TPM attestation"): the request (the EK, its
-/// certificate, the attestation key), the answer to a verifier's credential challenge, and the
-/// evidence for a key — TPM2_Certify by the AK over SHA-256 of a journey's challenge — which
-/// `DeviceBinder` adds to binding and signing JWSs as the claim `tpmEvidence`. The documents
-/// are TPMAttestation's `AttestationProtocol`.
+/// The client half of TPM attestation (docs/tpm.md), with the TPM commands beside it
+/// (TPMEvidence.swift): the request (the EK, its certificate, the attestation key), the answer
+/// to a verifier's credential challenge, and the evidence for a key — TPM2_Certify by the AK
+/// over SHA-256 of a journey's challenge — which `DeviceBinder` adds to binding and signing
+/// JWSs as the claim `tpmEvidence`. The documents are TPMProtocol's, shared with the verifier.
 ///
 /// The AK is made once and kept, TPM-wrapped, in `<state-dir>/attestation-key.json` (mode
 /// 0600) with the name of the EK it was first presented with. A TPM that was cleared (the AK
-/// no longer loads) or replaced (another EK) is reported as `HardwareKeyError.tpmChanged` with
+/// no longer loads) or replaced (another EK) is reported as `TPMError.tpmChanged` with
 /// the way out, never answered with a silent new key.
 package final class TPMAttester: @unchecked Sendable {
   package static let fileName = "attestation-key.json"
@@ -63,7 +62,7 @@ package final class TPMAttester: @unchecked Sendable {
   /// The first message: this TPM's EK (the certified one, `certifiedEndorsementKey`), its
   /// certificate and the AK — made now when there is none; with `replace`, made anew (after the
   /// TPM changed and the user chose to start over).
-  package func request(replace: Bool = false) throws(HardwareKeyError) -> JSON {
+  package func request(replace: Bool = false) throws(TPMError) -> JSON {
     let directory = try directory()
     let lock = try Self.stateCall { () throws(StateDirectoryError) in try directory.lock() }
     defer { _ = lock }
@@ -102,7 +101,7 @@ package final class TPMAttester: @unchecked Sendable {
   }
 
   /// The answer to a challenge: the credential the TPM releases through its EK for the AK.
-  package func answer(_ challenge: AttestationChallenge) throws(HardwareKeyError) -> JSON {
+  package func answer(_ challenge: AttestationChallenge) throws(TPMError) -> JSON {
     let record = try existing()
     let released = try tpm { (tpm) throws(TPMError) in
       try tpm.activateCredential(
@@ -114,7 +113,7 @@ package final class TPMAttester: @unchecked Sendable {
   }
 
   /// The `tpmEvidence` claim for `key` (a TPM-wrapped key blob) over `challenge`.
-  package func evidence(forKeyBlob key: [UInt8], authValue: [UInt8], challenge: String) throws(HardwareKeyError) -> JSON {
+  package func evidence(forKeyBlob key: [UInt8], authValue: [UInt8], challenge: String) throws(TPMError) -> JSON {
     let record = try existing()
     let nonce = AttestationProtocol.nonce(challenge: challenge)
     let (blob, attestation, signature) = try tpm { (tpm) throws(TPMError) in
@@ -133,39 +132,39 @@ package final class TPMAttester: @unchecked Sendable {
   /// A TPM session (`TPMContext.session`, which retries the TPM's transient refusals), its
   /// failure reported as the binding side reports TPM failures — except a key that no longer
   /// loads: here that means the TPM was cleared or replaced since the AK was made.
-  private func tpm<T>(_ body: (TPMContext) throws(TPMError) -> T) throws(HardwareKeyError) -> T {
+  private func tpm<T>(_ body: (TPMContext) throws(TPMError) -> T) throws(TPMError) -> T {
     do { return try TPMContext.session(tcti: tcti, body) } catch {
       if case .foreignKey(let detail) = error {
         throw .tpmChanged(detail: "a key made in this TPM no longer loads (\(detail)): the TPM was cleared or replaced")
       }
-      throw TPMUserKeyStore.mapped(error, tcti: tcti)
+      throw error
     }
   }
 
-  private static func stateCall<T>(_ body: () throws(StateDirectoryError) -> T) throws(HardwareKeyError) -> T {
-    do { return try body() } catch { throw .failed(detail: "the state directory: \(error)") }
+  private static func stateCall<T>(_ body: () throws(StateDirectoryError) -> T) throws(TPMError) -> T {
+    do { return try body() } catch { throw .attestationKey(detail: "the state directory: \(error)") }
   }
 
-  private func directory() throws(HardwareKeyError) -> StateDirectory {
+  private func directory() throws(TPMError) -> StateDirectory {
     try Self.stateCall { () throws(StateDirectoryError) in try StateDirectory.open(stateDirectory, create: true) }
   }
 
-  private func load(_ directory: StateDirectory) throws(HardwareKeyError) -> Record? {
+  private func load(_ directory: StateDirectory) throws(TPMError) -> Record? {
     guard
       let bytes = try Self.stateCall({ () throws(StateDirectoryError) in
         try directory.readBytes(Self.fileName, requirement: .secret(maximumSize: 16 << 10))
       })
     else { return nil }
     guard let json = try? JSONParser.parse(bytes), let record = Record(json: json) else {
-      throw .failed(
+      throw .attestationKey(
         detail: "\(stateDirectory)/\(Self.fileName) is damaged; run 'fr-profile attest request --replace' to make a new attestation key")
     }
     return record
   }
 
-  private func existing() throws(HardwareKeyError) -> Record {
+  private func existing() throws(TPMError) -> Record {
     guard let record = try load(try directory()) else {
-      throw .failed(detail: "there is no attestation key yet: the request round ('fr-profile attest request') comes first")
+      throw .attestationKey(detail: "there is no attestation key yet: the request round ('fr-profile attest request') comes first")
     }
     return record
   }

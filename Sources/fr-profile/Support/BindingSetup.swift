@@ -1,11 +1,12 @@
 import ArgumentParser
 import Collectors
 import DeviceBinding
+import DeviceIdentity
 import Journey
 import ProfileCLI
 import ProfileJSON
-import TPMAttestation
 import TPMKeys
+import TPMProtocol
 
 #if canImport(Glibc)
   import Glibc
@@ -47,7 +48,7 @@ extension ProfileSettings {
   }
 }
 
-/// Exit codes of TPM failures (README "Keys and the TPM").
+/// Exit codes of TPM failures (docs/tpm.md).
 enum TPMExit {
   /// The TCTI to use (`TPMConfiguration.tcti`): a refused --tcti is a usage error (64), a refused
   /// FR_PROFILE_TCTI a configuration error (78).
@@ -58,6 +59,9 @@ enum TPMExit {
       throw Failure(error.source == "--tcti" ? .usage : .configuration, error.description + ".")
     }
   }
+
+  /// A TPM failure of the attester (TPMKeys), read as the binding side reads TPM failures.
+  static func failure(_ error: TPMError, tcti: String) -> Failure { failure(TPMUserKeyStore.mapped(error, tcti: tcti)) }
 
   static func failure(_ error: HardwareKeyError) -> Failure {
     switch error {
@@ -110,7 +114,7 @@ struct BindingSetup {
   var interactive: Bool
   /// The AM host the journey talks to, shown at every PIN and PAM prompt so a person sees
   /// whom they are answering (a relay in front of the real AM is the protocol's blind spot;
-  /// README "Threat model").
+  /// docs/binding.md "Threat model of device binding").
   var serverHost: String? = nil
   /// The journey's own deadline (--max-time, CLOCK_MONOTONIC seconds): every prompt and the
   /// binder's waits end by it, whatever timeout the callback asks for.
@@ -223,7 +227,7 @@ struct BindingSetup {
     let policies = try policies(evaluator)
     var binder = DeviceBinder(
       store: store, applicationId: options.applicationId, deviceId: deviceId, deviceName: options.deviceName ?? fallbackName(),
-      pinSource: pinSource, pinPolicy: pinPolicy, lockPolicy: lockPolicy, userVerifier: verifier, policies: policies,
+      pins: PINGate(source: pinSource, policy: pinPolicy, lockPolicy: lockPolicy), userVerifier: verifier, policies: policies,
       policyEvaluator: evaluator, policyContext: policyContext(verifier: verifier),
       customClaims: options.customClaims, boundUser: options.boundUser, selectKey: selector, deadline: deadline)
     if options.tpmEvidence {
@@ -277,7 +281,7 @@ extension StepAnswerer {
       } else {
         let attester = TPMAttester(tcti: try TPMExit.tcti(option: binding.tcti), stateDirectory: try settings.keyStore().directory)
         self.attester = attester
-        do { answer = try attester.request() } catch { throw TPMExit.failure(error) }
+        do { answer = try attester.request() } catch { throw TPMExit.failure(error, tcti: attester.tcti) }
         if settings.verbose { detail("answered the TPM attestation request (endorsement key and attestation key).") }
       }
     case AttestationProtocol.challengeCallbackId:
@@ -288,7 +292,7 @@ extension StepAnswerer {
       do { challenge = try AttestationChallenge(json: try JSONParser.parse(Array(value.utf8))) } catch {
         throw Failure(.cannotAnswer, ServerText.printable("the server's TPM attestation challenge is not one: \(error).", singleLine: true))
       }
-      do { answer = try attester.answer(challenge) } catch { throw TPMExit.failure(error) }
+      do throws(TPMError) { answer = try attester.answer(challenge) } catch { throw TPMExit.failure(error, tcti: attester.tcti) }
       if settings.verbose { detail("answered the TPM attestation challenge: keys signed in this journey carry TPM evidence.") }
     default:
       if settings.verbose { detail("left HiddenValueCallback \"\(printable(id, singleLine: true))\" unanswered.") }

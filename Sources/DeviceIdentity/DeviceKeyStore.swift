@@ -1,3 +1,4 @@
+import Collectors
 import Crypto
 import TPMProtocol
 
@@ -8,7 +9,7 @@ import TPMProtocol
 #endif
 
 /// The device's key pair on disk, in a `StateDirectory` (opened by descriptor, ancestors
-/// checked; see README "Identity" for the threat model):
+/// checked; see docs/identity.md for the threat model):
 ///
 /// - `device-key.pem`: the private key (PKCS#8 PEM), mode 0600, directory 0700.
 /// - `device-key.pub`: its public key (PEM), a cache so the public key and a changed

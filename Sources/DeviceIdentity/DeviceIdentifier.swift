@@ -1,3 +1,4 @@
+import Collectors
 import Crypto
 
 /// The profile's `identifier`: `<host>-<key>`, the shape of Android's `ANDROID_ID-sha1hex`.

@@ -1,7 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Collectors
+@testable import DeviceIdentity
 
 @Suite(.timeLimit(.minutes(10))) struct DeviceIdentifierTests {
   // A P-256 public key (SubjectPublicKeyInfo DER); expected digests computed independently with
@@ -30,8 +32,8 @@ import Testing
   }
 
   @Test func fixtureMachineIDIsRead() {
-    #expect(DeviceIdentifier.machineID(FixtureMachine.laptop.context().system)?.count == 16)
-    #expect(DeviceIdentifier.machineID(FixtureMachine.container.context().system) == nil)
+    #expect(DeviceIdentifier.machineID(SystemSource(root: FixtureMachine.laptop.root, environment: [:]))?.count == 16)
+    #expect(DeviceIdentifier.machineID(SystemSource(root: FixtureMachine.container.root, environment: [:])) == nil)
   }
 
   @Test func defaultStateDirectoryOrder() {

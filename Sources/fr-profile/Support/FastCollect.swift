@@ -4,7 +4,7 @@ import ProfileCLI
 ///
 /// ArgumentParser builds its command tree by reflection and dynamic casts; in the release binary
 /// (static Swift runtime) that cost ~13 M instructions when it was measured (about 3 ms here,
-/// half of a whole collect; see README "Benchmark"). This parser accepts only the plain spellings of `collect`'s options and
+/// half of a whole collect; see bench/README.md). This parser accepts only the plain spellings of `collect`'s options and
 /// hands anything else — help, unknown or malformed options, invalid combinations — to
 /// ArgumentParser, which then parses and reports exactly as it always does. A test checks that
 /// both parsers produce the same `CollectRequest` for every invocation the fast path accepts.

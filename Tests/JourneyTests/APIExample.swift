@@ -1,5 +1,6 @@
-// README-EXAMPLE-BEGIN
+// API-EXAMPLE-BEGIN
 import Collectors
+import DeviceIdentity
 import Journey
 import JourneyProfiler
 import ProfileJSON
@@ -32,4 +33,4 @@ func answerDeviceProfile(response: [UInt8], keys: DeviceKeyStore, system: System
   for request in requests where !request.message.isEmpty { print(request.message) }
   return step.text
 }
-// README-EXAMPLE-END
+// API-EXAMPLE-END

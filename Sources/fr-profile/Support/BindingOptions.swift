@@ -21,7 +21,8 @@ package struct BindingOptions: ParsableArguments {
 
   @Option(
     name: .customLong("pin-file"),
-    help: ArgumentHelp("Read the APPLICATION_PIN from the first line of FILE (else asked on the terminal, no echo).", valueName: "FILE"))
+    help: ArgumentHelp("Read the APPLICATION_PIN from the first line of FILE (else asked on the terminal, no echo).", valueName: "FILE"),
+    completion: .file())
   package var pinFile: String?
 
   @Option(
