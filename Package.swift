@@ -69,6 +69,7 @@ let package = Package(
         "DeviceMatch",
         "SystemCalls",
         "CStartup",
+        "CQREncode",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
@@ -128,6 +129,9 @@ let package = Package(
     // (Sources/CUdev/include/CUdev.h says why); only Collectors/System/Udev.swift imports it.
     // Building needs libudev.h (Debian libudev-dev); running needs libudev.so.1 (libudev1).
     .target(name: "CUdev", dependencies: ["CLoader"]),
+    // libqrencode (a QR code of an MFA registration URI in `journey`), loaded with dlopen when
+    // one is shown (Sources/CQREncode/include/CQREncode.h). Building needs libqrencode-dev.
+    .target(name: "CQREncode", dependencies: ["CLoader"]),
     // The dlopen/dlsym routine the four loaders (CUdev, CCurl, CPAM, CTSS2) share: one set of
     // flags (RTLD_NOW | RTLD_LOCAL) and one wording of "cannot be loaded".
     .target(name: "CLoader"),

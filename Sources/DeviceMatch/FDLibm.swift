@@ -1,4 +1,5 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
+
 // (fdlibm's own constant names, kept so the port can be read line by line against e_rem_pio2.c / k_sin.c.)
 #if canImport(Glibc)
   import Glibc

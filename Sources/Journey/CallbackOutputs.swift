@@ -48,8 +48,9 @@ struct CallbackOutputs {
     }
   }
 
-  /// A non-empty array of strings.
-  func texts(_ name: String) throws(JourneyError) -> [String] {
+  /// A non-empty array of strings (with `allowEmpty`, possibly empty or absent).
+  func texts(_ name: String, allowEmpty: Bool = false) throws(JourneyError) -> [String] {
+    if allowEmpty, callback.output(name) == nil || callback.output(name) == .null { return [] }
     guard case .array(let items)? = callback.output(name) else {
       throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" is not an array")
     }
@@ -60,7 +61,9 @@ struct CallbackOutputs {
       }
       strings.append(value)
     }
-    guard !strings.isEmpty else { throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" is empty") }
+    guard !strings.isEmpty || allowEmpty else {
+      throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" is empty")
+    }
     return strings
   }
 

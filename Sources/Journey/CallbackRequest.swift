@@ -1,21 +1,55 @@
 import ProfileJSON
 
-/// What one callback of a step asks for, for the callback types of AM's common nodes
-/// (Username Collector, Password Collector, Message / Choice Collector, Device Profile
-/// Collector). A journey client reads each callback into this, gets the answer from the user
-/// or the machine, and writes it with `AuthenticateStep.answer(_:with:)`.
+/// What one callback of a step asks for — every callback type the ForgeRock/Ping SDKs answer
+/// (their callback model: a step, its typed callbacks, set values, next). A journey client
+/// reads each callback into this, gets the answer from the user, a file or the machine, and
+/// writes it with the `AuthenticateStep.answer` methods.
 public enum CallbackRequest: Sendable, Equatable {
-  /// `NameCallback`: a user name, as text.
+  /// `NameCallback`: text (a user name; AM's OATH and HOTP nodes ask their codes with it too).
   case name(prompt: String)
-  /// `PasswordCallback`: a secret, as text.
+  /// `PasswordCallback`: a secret (a password; the OTP Collector asks its code with it too).
   case password(prompt: String)
+  /// `TextInputCallback`: text, with a default.
+  case textInput(prompt: String, defaultText: String)
   /// `TextOutputCallback`: a message to show; nothing to answer. `messageType` 0 information,
-  /// 1 warning, 2 error, 4 a script (for browsers; a CLI shows nothing).
+  /// 1 warning, 2 error, 4 a script for browsers (`ScriptMessage` reads what it carries).
   case textOutput(message: String, messageType: Int)
+  /// `SuspendedTextOutputCallback`: the journey is suspended (an email link continues it);
+  /// nothing to answer, and nothing to post.
+  case suspendedTextOutput(message: String, messageType: Int)
+  /// `MetadataCallback`: data for the client (output only); passed through unanswered.
+  case metadata(JSON)
+  /// `PollingWaitCallback`: wait `waitTime` milliseconds, showing `message`, then post the step
+  /// as it is (Push notifications, "check your email").
+  case pollingWait(waitTime: Int, message: String)
   /// `ChoiceCallback`: pick one of `choices` by index.
   case choice(prompt: String, choices: [String], defaultChoice: Int)
   /// `ConfirmationCallback`: pick one of `options` by index.
   case confirmation(prompt: String, options: [String], defaultOption: Int)
+  /// `StringAttributeInputCallback`, `BooleanAttributeInputCallback`,
+  /// `NumberAttributeInputCallback`: a profile attribute, checked by the server's policies.
+  case attributeInput(AttributeInput)
+  /// `ValidatedCreateUsernameCallback`: a new user name, checked by the server's policies.
+  case validatedCreateUsername(ValidatedInput)
+  /// `ValidatedCreatePasswordCallback`: a new password, checked by the server's policies.
+  case validatedCreatePassword(ValidatedInput)
+  /// `KbaCreateCallback`: a security question (one of `questions`, or one of the user's own
+  /// when allowed) and its answer.
+  case kbaCreate(prompt: String, questions: [String], allowUserDefinedQuestions: Bool)
+  /// `TermsAndConditionsCallback`: accept the terms (`true`) or not.
+  case termsAndConditions(terms: String, version: String, createDate: String)
+  /// `ConsentMappingCallback`: consent to share `fields` with `displayName`.
+  case consentMapping(ConsentMapping)
+  /// `SelectIdPCallback`: a social identity provider's name, or `localAuthentication`.
+  case selectIdP(providers: [String])
+  /// `RedirectCallback`: the journey continues in a browser at `url`; nothing to post.
+  case redirect(url: String, method: String)
+  /// `PingOneProtectInitializeCallback` and `PingOneProtectEvaluationCallback`: PingOne
+  /// Protect's browser SDK; a client without it answers its `clientError` input.
+  case pingOneProtect(evaluation: Bool)
+  /// `ReCaptchaEnterpriseCallback`: a browser's reCAPTCHA token; a client without a browser
+  /// answers its `clientError` input.
+  case reCaptchaEnterprise(siteKey: String)
   /// `DeviceProfileCallback`: a device profile (answered by `DeviceProfiler`).
   case deviceProfile(DeviceProfileRequest)
   /// `DeviceBindingCallback`: bind a key (answered by `DeviceBinder`, library DeviceBinding).
@@ -24,20 +58,24 @@ public enum CallbackRequest: Sendable, Equatable {
   case deviceSigning(DeviceSigningRequest)
   /// `HiddenValueCallback`: a value a script sends without showing it, answered (or left as
   /// it is) by what knows its `id` — fr-profile answers the TPM attestation rounds
-  /// (`frTpmAttestationRequest`, `frTpmAttestationChallenge`) and leaves other ids unchanged,
-  /// as the SDKs do.
+  /// (`frTpmAttestationRequest`, `frTpmAttestationChallenge`), shows an MFA registration URI
+  /// (`otpauth://`, `pushauth://`) and leaves other ids unchanged, as the SDKs do.
   case hiddenValue(id: String, value: String)
 
   /// The callback types this enum reads.
   public static let supportedTypes = [
-    "NameCallback", "PasswordCallback", "TextOutputCallback", "ChoiceCallback", "ConfirmationCallback",
-    DeviceProfileRequest.callbackType, DeviceBindingRequest.callbackType, DeviceSigningRequest.callbackType,
-    "HiddenValueCallback",
+    "NameCallback", "PasswordCallback", "TextInputCallback", "TextOutputCallback", "SuspendedTextOutputCallback",
+    "MetadataCallback", "PollingWaitCallback", "ChoiceCallback", "ConfirmationCallback", "StringAttributeInputCallback",
+    "BooleanAttributeInputCallback", "NumberAttributeInputCallback", "ValidatedCreateUsernameCallback",
+    "ValidatedCreatePasswordCallback", "KbaCreateCallback", "TermsAndConditionsCallback", "ConsentMappingCallback",
+    "SelectIdPCallback", "RedirectCallback", "PingOneProtectInitializeCallback", "PingOneProtectEvaluationCallback",
+    "ReCaptchaEnterpriseCallback", DeviceProfileRequest.callbackType, DeviceBindingRequest.callbackType,
+    DeviceSigningRequest.callbackType, "HiddenValueCallback",
   ]
 
   /// Reads `callback`. A type not in `supportedTypes` is `JourneyError.unsupportedCallback`
-  /// naming the type; a supported type with missing or mistyped outputs is
-  /// `JourneyError.malformedCallback` naming the output.
+  /// naming the type; a supported type with missing or mistyped outputs, or without the inputs
+  /// its answer goes in, is `JourneyError.malformedCallback` naming the output or input.
   public init(_ callback: Callback) throws(JourneyError) {
     let reader = CallbackOutputs(callback: callback)
     switch callback.type ?? "" {
@@ -47,8 +85,18 @@ public enum CallbackRequest: Sendable, Equatable {
     case "PasswordCallback":
       self = .password(prompt: try reader.text("prompt", default: "Password"))
       try reader.needsInput()
+    case "TextInputCallback":
+      self = .textInput(prompt: try reader.text("prompt", default: ""), defaultText: try reader.text("defaultText", default: ""))
+      try reader.needsInput()
     case "TextOutputCallback":
-      self = .textOutput(message: try reader.text("message"), messageType: try reader.integer("messageType", default: 0))
+      self = .textOutput(message: try reader.text("message", default: ""), messageType: try reader.integer("messageType", default: 0))
+    case "SuspendedTextOutputCallback":
+      self = .suspendedTextOutput(
+        message: try reader.text("message", default: ""), messageType: try reader.integer("messageType", default: 0))
+    case "MetadataCallback":
+      self = .metadata(callback.output("data") ?? .null)
+    case "PollingWaitCallback":
+      self = .pollingWait(waitTime: try reader.integer("waitTime", default: 8000), message: try reader.text("message", default: ""))
     case "ChoiceCallback":
       self = .choice(
         prompt: try reader.text("prompt", default: ""), choices: try reader.texts("choices"),
@@ -59,6 +107,58 @@ public enum CallbackRequest: Sendable, Equatable {
         prompt: try reader.text("prompt", default: ""), options: try reader.texts("options"),
         defaultOption: try reader.integer("defaultOption", default: 0))
       try reader.needsInput()
+    case "StringAttributeInputCallback", "BooleanAttributeInputCallback", "NumberAttributeInputCallback":
+      let kind: AttributeInput.Kind =
+        switch callback.type {
+        case "BooleanAttributeInputCallback": .boolean
+        case "NumberAttributeInputCallback": .number
+        default: .string
+        }
+      self = .attributeInput(AttributeInput(kind: kind, input: try ValidatedInput(reader, defaultPrompt: "")))
+      try reader.needsInput()
+    case "ValidatedCreateUsernameCallback":
+      self = .validatedCreateUsername(try ValidatedInput(reader, defaultPrompt: "Username"))
+      try reader.needsInput()
+    case "ValidatedCreatePasswordCallback":
+      self = .validatedCreatePassword(try ValidatedInput(reader, defaultPrompt: "Password"))
+      try reader.needsInput()
+    case "KbaCreateCallback":
+      self = .kbaCreate(
+        prompt: try reader.text("prompt", default: "Security question"),
+        questions: try reader.texts("predefinedQuestions", allowEmpty: true),
+        allowUserDefinedQuestions: try reader.flag("allowUserDefinedQuestions", default: false))
+      try reader.requireInputs(["question", "answer"])
+    case "TermsAndConditionsCallback":
+      self = .termsAndConditions(
+        terms: try reader.text("terms", default: ""), version: try reader.text("version", default: ""),
+        createDate: try reader.text("createDate", default: ""))
+      try reader.needsInput()
+    case "ConsentMappingCallback":
+      self = .consentMapping(
+        ConsentMapping(
+          name: try reader.text("name", default: ""), displayName: try reader.text("displayName", default: ""),
+          accessLevel: try reader.text("accessLevel", default: ""), isRequired: try reader.flag("isRequired", default: false),
+          message: try reader.text("message", default: ""), fields: try reader.texts("fields", allowEmpty: true)))
+      try reader.needsInput()
+    case "SelectIdPCallback":
+      guard case .array(let items)? = callback.output("providers") else {
+        throw .malformedCallback(index: callback.index, reason: "SelectIdPCallback output \"providers\" is not an array")
+      }
+      let names = items.compactMap { $0["provider"]?.stringValue }
+      guard names.count == items.count, !names.isEmpty else {
+        throw .malformedCallback(
+          index: callback.index, reason: "SelectIdPCallback output \"providers\" holds an entry without a provider name")
+      }
+      self = .selectIdP(providers: names)
+      try reader.needsInput()
+    case "RedirectCallback":
+      self = .redirect(url: try reader.text("redirectUrl"), method: try reader.text("redirectMethod", default: "GET"))
+    case "PingOneProtectInitializeCallback", "PingOneProtectEvaluationCallback":
+      self = .pingOneProtect(evaluation: callback.type == "PingOneProtectEvaluationCallback")
+      try reader.requireInputs(["clientError"])
+    case "ReCaptchaEnterpriseCallback":
+      self = .reCaptchaEnterprise(siteKey: try reader.text("recaptchaSiteKey", default: ""))
+      try reader.requireInputs(["clientError"])
     case DeviceProfileRequest.callbackType:
       self = .deviceProfile(try DeviceProfileRequest(callback)!)
     case DeviceBindingRequest.callbackType:
@@ -83,6 +183,161 @@ public enum CallbackRequest: Sendable, Equatable {
   }
 }
 
+/// A value the server checks against policies (IDM's policy service): the validated username,
+/// password and attribute callbacks. `failedPolicies` is what the last value broke.
+public struct ValidatedInput: Sendable, Equatable {
+  public var prompt: String
+  /// The attribute's name (`mail`, `givenName`; empty for the username and password callbacks).
+  public var name: String
+  public var required: Bool
+  /// The policy requirements the value must meet (`policies.policyRequirements`).
+  public var requirements: [String]
+  /// What the value sent last broke, each `{"policyRequirement": NAME, "params": {…}}`.
+  public var failedPolicies: [JSON]
+  /// The value the server holds now (attribute callbacks), nil when it sent none.
+  public var value: JSON?
+  /// Whether typing may be shown (the password callback's `echoOn`).
+  public var echoOn: Bool
+
+  public init(
+    prompt: String, name: String = "", required: Bool = false, requirements: [String] = [], failedPolicies: [JSON] = [],
+    value: JSON? = nil, echoOn: Bool = true
+  ) {
+    self.prompt = prompt
+    self.name = name
+    self.required = required
+    self.requirements = requirements
+    self.failedPolicies = failedPolicies
+    self.value = value
+    self.echoOn = echoOn
+  }
+
+  init(_ reader: CallbackOutputs, defaultPrompt: String) throws(JourneyError) {
+    prompt = try reader.text("prompt", default: defaultPrompt)
+    name = try reader.text("name", default: "")
+    required = try reader.flag("required", default: false)
+    echoOn = try reader.flag("echoOn", default: true)
+    switch reader.callback.output("value") {
+    case nil, .null?: value = nil
+    case let other?: value = other
+    }
+    requirements = []
+    if case .object(let policies)? = reader.callback.output("policies"), case .array(let names)? = policies["policyRequirements"] {
+      requirements = names.compactMap(\.stringValue)
+    }
+    // AM sends each failed policy as a JSON string (the JS SDK parses them the same way).
+    failedPolicies = []
+    if case .array(let items)? = reader.callback.output("failedPolicies") {
+      for item in items {
+        switch item {
+        case .string(let text):
+          guard let parsed = try? JSONParser.parse(text) else {
+            throw .malformedCallback(
+              index: reader.callback.index, reason: "\(reader.type) output \"failedPolicies\" holds text that is not JSON")
+          }
+          failedPolicies.append(parsed)
+        case .object: failedPolicies.append(item)
+        default:
+          throw .malformedCallback(index: reader.callback.index, reason: "\(reader.type) output \"failedPolicies\" holds a non-object")
+        }
+      }
+    }
+  }
+
+  /// The failed policies in words ("at least 8 characters", "not already taken").
+  public var failures: [String] { failedPolicies.map(Self.describe) }
+
+  /// One failed policy (`{"policyRequirement": …, "params": {…}}`) in words; an unknown
+  /// requirement is named as it came, with its parameters.
+  public static func describe(_ policy: JSON) -> String {
+    let requirement = policy["policyRequirement"]?.stringValue ?? policy["policyId"]?.stringValue ?? "a policy"
+    let params = policy["params"]?.objectValue ?? JSONObject()
+    func number(_ key: String) -> String { params[key].map { JSONWriter.compact($0) } ?? "?" }
+    switch requirement {
+    case "REQUIRED": return "a value is required"
+    case "MIN_LENGTH": return "at least \(number("minLength")) characters"
+    case "MAX_LENGTH": return "at most \(number("maxLength")) characters"
+    case "AT_LEAST_X_CAPITAL_LETTERS": return "at least \(number("numCaps")) capital letters"
+    case "AT_LEAST_X_NUMBERS": return "at least \(number("numNums")) numbers"
+    case "CANNOT_CONTAIN_CHARACTERS": return "none of the characters \(number("forbiddenChars"))"
+    case "CANNOT_CONTAIN_OTHERS": return "none of \(number("disallowedFields")) (your other details)"
+    case "CANNOT_CONTAIN_DUPLICATES": return "no repeated characters"
+    case "UNIQUE", "VALID_USERNAME": return "not already taken"
+    case "VALID_EMAIL_ADDRESS_FORMAT": return "a valid email address"
+    case "VALID_NAME_FORMAT": return "a valid name"
+    case "VALID_PHONE_FORMAT": return "a valid phone number"
+    case "IS_NEW": return "not one used before"
+    case "MATCH_REGEXP": return "the required format"
+    default:
+      return requirement.lowercased().replacingUnderscores + (params.isEmpty ? "" : " \(JSONWriter.compact(.object(params)))")
+    }
+  }
+}
+
+/// A profile attribute input: the attribute's kind and its validated value.
+public struct AttributeInput: Sendable, Equatable {
+  public enum Kind: String, Sendable, Equatable { case string, boolean, number }
+  public var kind: Kind
+  public var input: ValidatedInput
+
+  public init(kind: Kind, input: ValidatedInput) {
+    self.kind = kind
+    self.input = input
+  }
+}
+
+/// What a `ConsentMappingCallback` asks consent for.
+public struct ConsentMapping: Sendable, Equatable {
+  public var name: String
+  public var displayName: String
+  public var accessLevel: String
+  public var isRequired: Bool
+  public var message: String
+  public var fields: [String]
+}
+
+/// What a `TextOutputCallback` of type 4 (a script for browsers) carries, as far as a client
+/// without a browser can tell.
+public enum ScriptMessage: Sendable, Equatable {
+  /// AM's Display Recovery Codes node: the codes, to be kept by the user.
+  case recoveryCodes([String])
+  /// AM's WebAuthn nodes: the browser's WebAuthn API with a platform or roaming authenticator.
+  case webAuthn
+  /// Anything else (a page script).
+  case other
+
+  /// Reads a script. Recovery codes are the lines of ten or more word characters the node puts
+  /// between quotes in its HTML; WebAuthn scripts call `navigator.credentials`.
+  public init(script: String) {
+    if script.contains("navigator.credentials") || script.contains("webAuthn")
+      || script.contains("WebAuthn") && script.contains("PublicKeyCredential")
+    {
+      self = .webAuthn
+      return
+    }
+    guard script.lowercased().contains("recovery codes") else {
+      self = .other
+      return
+    }
+    // Each code stands alone on a line of the node's HTML, written in the script as a string
+    // literal: a quote, the code, and the backslash of its "\n".
+    var codes: [String] = []
+    let characters = Array(script)
+    var index = 0
+    while index < characters.count {
+      defer { index += 1 }
+      guard characters[index] == "\"" else { continue }
+      var end = index + 1
+      while end < characters.count, characters[end].isASCII, characters[end].isLetter || characters[end].isNumber { end += 1 }
+      if end - index - 1 >= 8, end < characters.count, characters[end] == "\\" {
+        let code = String(characters[(index + 1)..<end])
+        if !codes.contains(code) { codes.append(code) }
+      }
+    }
+    self = codes.isEmpty ? .other : .recoveryCodes(codes)
+  }
+}
+
 extension AuthenticateStep {
   /// Every callback of the step read as a request, in order. A body without `callbacks`, an
   /// unsupported type or a malformed callback throws before anything is answered.
@@ -93,7 +348,8 @@ extension AuthenticateStep {
     return found
   }
 
-  /// Answers a name or password callback with text.
+  /// Answers a callback whose answer is text (name, password, text input, attribute, username,
+  /// the provider of SelectIdPCallback) in its first input.
   public mutating func answer(_ callback: Int, with text: String) throws(JourneyError) {
     try setInput(callback: callback, value: .string(text))
   }
@@ -102,4 +358,51 @@ extension AuthenticateStep {
   public mutating func answer(_ callback: Int, choosing option: Int) throws(JourneyError) {
     try setInput(callback: callback, value: .number(Double(option)))
   }
+
+  /// Answers a callback whose answer is a yes or no (terms, consent, a boolean attribute).
+  public mutating func answer(_ callback: Int, accepting: Bool) throws(JourneyError) {
+    try setInput(callback: callback, value: .bool(accepting))
+  }
+
+  /// Answers a callback with any JSON value in its first input (a number attribute).
+  public mutating func answer(_ callback: Int, value: JSON) throws(JourneyError) {
+    try setInput(callback: callback, value: value)
+  }
+
+  /// Answers a validated callback (username, password, attribute) with `value`, to be submitted
+  /// (its `…validateOnly` input false) rather than only checked.
+  public mutating func answerValidated(_ callback: Int, value: JSON) throws(JourneyError) {
+    try setInput(callback: callback, value: value)
+    if (callbacks?[safe: callback]?.inputNames ?? []).contains(where: { $0.hasSuffix("validateOnly") }) {
+      try setInput(callback: callback, named: "validateOnly", value: .bool(false))
+    }
+  }
+
+  /// Answers a KbaCreateCallback with a question and its answer.
+  public mutating func answer(_ callback: Int, question: String, answer: String) throws(JourneyError) {
+    try setInput(callback: callback, named: "question", value: .string(question))
+    try setInput(callback: callback, named: "answer", value: .string(answer))
+  }
+
+  /// Sends `reason` in the callback's `…clientError` input: what a client that cannot do what
+  /// the callback asks (PingOne Protect, reCAPTCHA) tells the node, which routes on it.
+  public mutating func answer(_ callback: Int, clientError reason: String) throws(JourneyError) {
+    try setInput(callback: callback, named: "clientError", value: .string(reason))
+  }
+
+  /// Sets the input of `callback` whose name ends with `suffix` (`IDToken1question`).
+  public mutating func setInput(callback: Int, named suffix: String, value: JSON) throws(JourneyError) {
+    guard let names = callbacks?[safe: callback]?.inputNames, let position = names.firstIndex(where: { $0.hasSuffix(suffix) }) else {
+      throw .malformedCallback(index: callback, reason: "it has no input named …\(suffix)")
+    }
+    try setInput(callback: callback, input: position, value: value)
+  }
+}
+
+extension Array {
+  fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}
+
+extension String {
+  fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? " " : $0 }) }
 }

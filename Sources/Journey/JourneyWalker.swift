@@ -6,26 +6,63 @@ import ProfileJSON
   import Musl
 #endif
 
-/// Where a journey starts: AM's authenticate endpoint for a realm and a tree.
+/// Where a journey starts: AM's authenticate endpoint for a realm, and how the journey is
+/// chosen — a tree by name, an authorization advice (step-up), or a suspended journey resumed.
 public struct AuthenticateEndpoint: Sendable, Equatable {
   /// The AM base URL, e.g. `https://am.example.com/am` (a trailing slash is ignored).
   public var server: String
   /// The realm: `root` (or `/` or empty) for the top-level realm, `alpha`, or a path of
   /// sub-realms such as `alpha/staff`.
   public var realm: String
-  /// The tree (journey) name.
-  public var tree: String
+  public var start: Start
+  /// `ForceAuth=true`: authenticate again although the session sent is valid (step-up, session
+  /// upgrade), as the SDKs' `forceAuth`.
+  public var forceAuth = false
+  /// `noSession=true`: finish without creating a session (a journey that only registers).
+  public var noSession = false
+
+  /// How the journey is chosen.
+  public enum Start: Sendable, Equatable {
+    /// `authIndexType=service&authIndexValue=<tree>`.
+    case tree(String)
+    /// `authIndexType=composite_advice&authIndexValue=<advice>`: the journey AM picks for an
+    /// authorization advice (the XML a policy decision returns), for step-up.
+    case compositeAdvice(String)
+    /// `suspendedId=<id>`: a journey a Suspend node stopped, continued from its email link.
+    case resume(suspendedId: String)
+  }
 
   public init(server: String, realm: String, tree: String) {
+    self.init(server: server, realm: realm, start: .tree(tree))
+  }
+
+  public init(server: String, realm: String, start: Start) {
     self.server = server
     self.realm = realm
-    self.tree = tree
+    self.start = start
+  }
+
+  /// The tree of a `.tree` start.
+  public var tree: String? {
+    if case .tree(let name) = start { return name }
+    return nil
+  }
+
+  /// The `suspendedId` of a resume link (`…?suspendedId=…&realm=…`, AM's email), as the SDKs'
+  /// `resume(url)` reads it; nil when the link has none.
+  public static func suspendedId(inResumeLink link: String) -> String? {
+    guard let query = link.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+    for pair in query.split(separator: "&") {
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      if parts.count == 2, parts[0] == "suspendedId", let value = percentDecoded(String(parts[1])), !value.isEmpty { return value }
+    }
+    return nil
   }
 
   /// The headers AM's authenticate endpoint expects, besides the content type.
   public static let apiVersionHeader = "Accept-API-Version: resource=2.1, protocol=1.0"
 
-  /// `<server>/json/realms/root[/realms/<realm>…]/authenticate?authIndexType=service&authIndexValue=<tree>`.
+  /// `<server>/json/realms/root[/realms/<realm>…]/authenticate?<start>[&ForceAuth=true][&noSession=true]`.
   public var url: String {
     var base = server
     while base.hasSuffix("/") { base.removeLast() }
@@ -34,7 +71,40 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     for (offset, part) in parts.enumerated() where !(offset == 0 && part == "root") {
       path += "/realms/" + Self.percentEncoded(part)
     }
-    return base + path + "/authenticate?authIndexType=service&authIndexValue=" + Self.percentEncoded(tree)
+    var query: String
+    switch start {
+    case .tree(let tree): query = "authIndexType=service&authIndexValue=" + Self.percentEncoded(tree)
+    case .compositeAdvice(let advice): query = "authIndexType=composite_advice&authIndexValue=" + Self.percentEncoded(advice)
+    case .resume(let id): query = "suspendedId=" + Self.percentEncoded(id)
+    }
+    if forceAuth { query += "&ForceAuth=true" }
+    if noSession { query += "&noSession=true" }
+    return base + path + "/authenticate?" + query
+  }
+
+  /// `%XX` decoded (and `+` as a space, as in a query); nil for a malformed escape or text that
+  /// is not UTF-8.
+  static func percentDecoded(_ text: String) -> String? {
+    var bytes: [UInt8] = []
+    var iterator = Array(text.utf8).makeIterator()
+    while let byte = iterator.next() {
+      if byte == UInt8(ascii: "%") {
+        guard let high = iterator.next().flatMap(hexDigit), let low = iterator.next().flatMap(hexDigit) else { return nil }
+        bytes.append(high << 4 | low)
+      } else {
+        bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+      }
+    }
+    return String(validating: bytes, as: UTF8.self)
+  }
+
+  private static func hexDigit(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
   }
 
   /// RFC 3986 unreserved characters kept, every other byte percent-encoded: the one encoder of
@@ -60,6 +130,12 @@ public enum JourneyOutcome: Sendable, Equatable {
   case success(JSONObject)
   /// A 401: AM's `message` (e.g. "Login failure") and its body when it was a JSON object.
   case failure(message: String, body: JSONObject?)
+  /// A Suspend node stopped the journey (`SuspendedTextOutputCallback`): its message (e.g.
+  /// "check your email"); the link it sent continues it (`AuthenticateEndpoint.Start.resume`).
+  case suspended(message: String)
+  /// The journey continues in a browser (`RedirectCallback`) at `url`, which a client without
+  /// one can only show.
+  case redirect(url: String)
 }
 
 /// Walks a journey: posts `{}` to start the tree, then each answered step back, until AM
@@ -107,6 +183,16 @@ public struct JourneyWalker {
         guard let callbacks = step.callbacks else { throw JourneyError.notAStep }
         guard callbacks.count <= maximumCallbacks else {
           throw JourneyError.tooManyCallbacks(count: callbacks.count, limit: maximumCallbacks)
+        }
+        // Steps that end the walk here: nothing of them is answered or posted.
+        for callback in callbacks {
+          switch callback.type {
+          case "SuspendedTextOutputCallback":
+            return .suspended(message: callback.output("message")?.stringValue ?? "")
+          case "RedirectCallback":
+            return .redirect(url: callback.output("redirectUrl")?.stringValue ?? "")
+          default: continue
+          }
         }
         try answer(&step)
         if let deadline, let maximumTime, now() >= deadline { throw JourneyError.timeLimit(seconds: maximumTime) }

@@ -11,6 +11,8 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
   case cannotAnswer = 2
   /// match: unknownDevice.
   case unknownDevice = 3
+  /// journey: a Suspend node stopped the journey; its link continues it.
+  case suspended = 4
   case usage = 64
   case dataError = 65
   case noInput = 66
@@ -32,7 +34,7 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
   package var meaning: String? {
     switch self {
     case .success: "success"
-    case .negative, .cannotAnswer, .unknownDevice: nil
+    case .negative, .cannotAnswer, .unknownDevice, .suspended: nil
     case .usage: "usage error (bad flags or arguments)"
     case .dataError: "bad data (corrupt key, invalid location value, malformed input)"
     case .noInput: "an input file is missing or unreadable; the device key is missing but backups of it exist"

@@ -194,8 +194,9 @@ package func writeFileAtomically(_ path: String, _ text: String, mode: mode_t = 
 
 /// Reads a file the caller wrote for itself earlier (`attest challenge --state`) and trusts:
 /// the same directory checks as `writeFileAtomically`, and the file a regular file of the
-/// caller's that no one else may write. At most `limit` bytes.
-package func readOwnFile(_ path: String, limit: Int) throws -> [UInt8] {
+/// caller's that no one else may write — with `secret`, that no one else may read either (mode
+/// 0600 or stricter: `journey --answers`, `--session-file`). At most `limit` bytes.
+package func readOwnFile(_ path: String, limit: Int, secret: Bool = false) throws -> [UInt8] {
   let (directory, name) = try outputLocation(path)
   let fd = openat(directory.descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
   guard fd >= 0 else {
@@ -218,6 +219,12 @@ package func readOwnFile(_ path: String, limit: Int) throws -> [UInt8] {
     throw Failure(
       .permission,
       "refusing \(path): others may write it (mode \(String(info.st_mode & 0o7777, radix: 8))). Run 'chmod go-w \(path)' if its content is yours, or write it again."
+    )
+  }
+  guard !secret || info.st_mode & 0o077 == 0 else {
+    throw Failure(
+      .permission,
+      "refusing \(path): it holds secrets and others may read it (mode \(String(info.st_mode & 0o7777, radix: 8))). Run 'chmod 600 \(path)'."
     )
   }
   let bytes: [UInt8]

@@ -150,6 +150,7 @@ import Testing
         command = command.replacingOccurrences(of: url, with: started.url)
       }
       environment["AM"] = started.url
+      environment["LINK"] = started.url + "/XUI/?realm=/alpha&suspendedId=example-suspended-id"
       server = started
     }
     defer { server?.stop() }
@@ -158,7 +159,7 @@ import Testing
     let result = try run(
       ["-c", "set -o pipefail\n" + command], environment: environment, executable: "/bin/bash",
       prefix: ["/usr/bin/setsid", "-w"], directory: directory)
-    let interactive = command.contains(" journey ") && !command.contains("--password-stdin")
+    let interactive = command.contains(" journey ") && !command.contains("--password-stdin") && !command.contains("--answers")
     if interactive {
       // Asks for the password on a terminal; here there is none: exit 2, saying so.
       #expect(result.status == 2, "\(example): \(result.stderr)")
@@ -186,6 +187,17 @@ import Testing
       "step.json": try String(contentsOfFile: cliFixture("callbacks/authenticate-device-profile-All.json"), encoding: .utf8),
     ]
     for (name, text) in files { try (text + "\n").write(toFile: directory + "/" + name, atomically: true, encoding: .utf8) }
+    // journey's --answers and --session-file examples: the caller's 0600 files in HOME.
+    try FileManager.default.createDirectory(atPath: directory + "/.config/fr-profile", withIntermediateDirectories: true)
+    let secrets = [
+      ".config/fr-profile/kiosk-answers.json":
+        #"{"answers": [{"type": "NameCallback", "value": "demo"}, {"type": "PasswordCallback", "value": "\#(Self.password)"}]}"#,
+      ".am-token": "AQIC5wM2LY4Sfcz-example-session.*",
+    ]
+    for (name, text) in secrets {
+      try (text + "\n").write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+      chmod(directory + "/" + name, 0o600)
+    }
     let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent()
     try FileManager.default.createSymbolicLink(

@@ -210,12 +210,12 @@ import Testing
   @Test func unsupportedCallbackTypeIsNamed() throws {
     try withDevice { device in
       var configuration = AuthenticateServer.Configuration()
-      configuration.behaviour = .unsupportedCallback("KbaCreateCallback")
+      configuration.behaviour = .unsupportedCallback("WebAuthnRegistrationCallback")
       let server = try AuthenticateServer(configuration)
       defer { server.stop() }
       let result = try journey(server, device)
       #expect(result.status == 2)
-      #expect(result.stderr.contains("\"KbaCreateCallback\""))
+      #expect(result.stderr.contains("\"WebAuthnRegistrationCallback\""))
       #expect(server.requests.count == 1)
     }
   }

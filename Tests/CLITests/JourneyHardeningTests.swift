@@ -76,7 +76,9 @@ import Testing
 
   @Test func item9TheWholeJourneyIsBoundedByMaxTime() throws {
     try withState { state in
-      let body = Self.step([Self.callback("NameCallback", [("prompt", "User Name")])])
+      // A page that needs no answer, shown again and again (a name would be asked: --user
+      // answers one page only).
+      let body = Self.step([Self.callback("TextOutputCallback", [("message", "Please wait"), ("messageType", "0")], input: false)])
       let server = try server { _, _ in
         usleep(400_000)  // the server's latency is what is tested here, not a wait for an event
         return (200, body)

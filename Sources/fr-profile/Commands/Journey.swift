@@ -22,24 +22,40 @@ extension FRProfile {
       discussion: """
         Starts the tree (POST <server>/json/realms/root[/realms/<realm>]/authenticate \
         ?authIndexType=service&authIndexValue=<tree>, with Accept-API-Version: \
-        resource=2.1, protocol=1.0) and answers each step until AM ends the journey:
-          NameCallback           --user, or asked on the terminal
-          PasswordCallback       --password-stdin, or asked on the terminal, no echo
-          TextOutputCallback     shown on stderr
-          ChoiceCallback and
-          ConfirmationCallback   the next --choice, or asked on the terminal
+        resource=2.1, protocol=1.0) and answers each step until AM ends the journey — \
+        every callback the ForgeRock/Ping SDKs answer (docs/journey.md has the table):
+          NameCallback, PasswordCallback, TextInputCallback
+                                 --user and --password-stdin for the first name and
+                                 password; then the --answers FILE, else asked on the
+                                 terminal (no echo for secrets). A page AM shows again
+                                 (a wrong code) is asked again, never answered from memory.
+          ChoiceCallback, ConfirmationCallback
+                                 the next --choice, the --answers FILE, or the terminal
+          registration           ValidatedCreateUsername/-Password (the failed policies
+                                 said in words, asked again), String/Boolean/Number
+                                 AttributeInput, KbaCreate, TermsAndConditions,
+                                 ConsentMapping: --answers FILE or the terminal
+          PollingWaitCallback    waits and polls again (Push, "check your email")
+          SuspendedTextOutputCallback
+                                 stops with exit 4; continue with --resume LINK
+          TextOutputCallback     shown; recovery codes shown; WebAuthn refused (exit 2)
+          HiddenValueCallback    TPM attestation rounds; an otpauth:// or pushauth://
+                                 registration shown as a QR code and as text
+          SelectIdPCallback      local authentication (social sign-in needs a browser)
+          RedirectCallback       its URL is shown (exit 2: it needs a browser)
+          PingOneProtect*, ReCaptchaEnterpriseCallback
+                                 their clientError, for the tree to branch on
+          MetadataCallback       passed through
           DeviceProfileCallback  this machine's profile, as collect makes it
-          DeviceBindingCallback and
-          DeviceSigningVerifierCallback
+          DeviceBindingCallback, DeviceSigningVerifierCallback
                                  bind a key for the user / sign the challenge
-                                 (see "Device binding" below and the README)
         On success prints the session token (tokenId), or with --json AM's whole \
         success JSON (indented on a terminal or with --pretty, compact when piped or \
         with --compact). -o FILE writes it atomically to FILE instead ('-o -' is \
-        stdout); the token is a credential, so FILE gets mode 0600, even when it \
-        replaces a file, and nothing is written unless the journey succeeds. Any other callback type stops the journey with an error \
-        naming it. Prompts use /dev/tty, never stdin or stdout. Passwords and the \
-        device key are never printed.
+        stdout); the token is a credential, so FILE gets mode 0600, and nothing is \
+        written unless the journey succeeds. --session-file FILE sends that token back \
+        (session upgrade, step-up with --force-auth or --advice). Prompts use /dev/tty, \
+        never stdin or stdout. Passwords, codes and the device key are never printed.
 
         TLS is always verified: against the system CAs, or with --cacert only \
         against the CAs in that file. \(AMServerURL.helpParagraph(credential: Journey.credential))
@@ -52,12 +68,13 @@ extension FRProfile {
 
         \(ExitStatus.helpSection(
         [
-          .success, .negative, .cannotAnswer, .usage, .dataError, .noInput, .untrustedServer, .cannotConnect,
+          .success, .negative, .cannotAnswer, .suspended, .usage, .dataError, .noInput, .untrustedServer, .cannotConnect,
           .libraryMissing, .cannotCreate, .ioError, .timedOut, .badResponse, .permission, .configuration,
         ] + ExitStatus.tpm,
         [
           .success: "success: the token (or the --json body) is on stdout or in -o FILE",
           .negative: "AM refused the login (HTTP 401); AM's message is on stderr",
+          .suspended: "the journey is suspended (an email link continues it: --resume LINK)",
           .cannotAnswer:
             "the journey asks for what fr-profile cannot answer: an unsupported callback type, or a prompt with no terminal and no option for it",
           .dataError: "bad data (empty password on stdin, corrupt key, invalid location)",
@@ -79,6 +96,12 @@ extension FRProfile {
           fr-profile journey --server https://am.internal:8443/am --realm root \\
               --tree Login --cacert /etc/ssl/private-ca.pem --choice 0 \\
               --latitude 52.52 --longitude 13.405
+          fr-profile journey --server https://am.example.com/am --realm alpha \\
+              --tree Kiosk --answers ~/.config/fr-profile/kiosk-answers.json
+          echo "$LINK" | fr-profile journey --server https://am.example.com/am \\
+              --realm alpha --resume -
+          fr-profile journey --server https://am.example.com/am --realm alpha \\
+              --tree StepUp --session-file ~/.am-token --force-auth -o ~/.am-token
         """
     )
 
@@ -91,8 +114,39 @@ extension FRProfile {
     @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
     var realm: String
 
-    @Option(help: ArgumentHelp("The tree (journey) to start.", valueName: "NAME"))
-    var tree: String
+    @Option(help: ArgumentHelp("The tree (journey) to start (not with --resume or --advice).", valueName: "NAME"))
+    var tree: String?
+
+    @Option(
+      help: ArgumentHelp(
+        "Answers for callbacks when no terminal is there (a 0600 JSON file; schemas/answers.schema.json).", valueName: "FILE"),
+      completion: .file())
+    var answers: String?
+
+    @Option(
+      help: ArgumentHelp(
+        "Continue a suspended journey from its email link ('-': read the link from stdin, away from ps).", valueName: "LINK"))
+    var resume: String?
+
+    @Option(
+      name: .customLong("advice"),
+      help: ArgumentHelp("Step up for an authorization advice (AM's composite advice XML) instead of a tree.", valueName: "ADVICE"))
+    var advice: String?
+
+    @Option(
+      name: .customLong("session-file"),
+      help: ArgumentHelp("Send the SSO token in FILE (0600, as -o writes it) with the journey: session upgrade.", valueName: "FILE"),
+      completion: .file())
+    var sessionFile: String?
+
+    @Option(name: .customLong("cookie-name"), help: ArgumentHelp("AM's session cookie name.", valueName: "NAME"))
+    var cookieName = "iPlanetDirectoryPro"
+
+    @Flag(name: .customLong("force-auth"), help: "Authenticate again although the session sent is valid (ForceAuth=true).")
+    var forceAuth = false
+
+    @Flag(name: .customLong("no-session"), help: "End the journey without creating a session (noSession=true).")
+    var noSession = false
 
     @Option(help: ArgumentHelp("The user name for NameCallback (else asked on the terminal).", valueName: "NAME"))
     var user: String?
@@ -137,7 +191,16 @@ extension FRProfile {
 
     func validate() throws {
       _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-      guard !tree.isEmpty else { throw ValidationError("--tree needs a tree name.") }
+      let starts = [tree != nil, resume != nil, advice != nil].filter { $0 }.count
+      guard starts == 1 else { throw ValidationError("give one of --tree NAME, --resume LINK and --advice ADVICE.") }
+      if let tree, tree.isEmpty { throw ValidationError("--tree needs a tree name.") }
+      if passwordStdin && resume == "-" {
+        throw ValidationError("--password-stdin and --resume - both read stdin: give the link as --resume LINK.")
+      }
+      guard
+        cookieName.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && ![UInt8(ascii: "="), UInt8(ascii: ";"), UInt8(ascii: ",")].contains($0) }),
+        !cookieName.isEmpty
+      else { throw ValidationError("--cookie-name must be a cookie name: visible ASCII without = ; or ,.") }
       guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
       guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
       guard maxResponseSize >= 1024, maxResponseSize <= 1 << 30 else {
@@ -157,17 +220,22 @@ extension FRProfile {
         let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
         if let warning = server.warning { writeStandardError(warning) }
         let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
-        let answerer = StepAnswerer(user: user, password: password, choices: choices, settings: settings)
+        let answersFile = try answers.map { try AnswersFile(path: $0) }
+        let answerer = StepAnswerer(user: user, password: password, choices: choices, answers: answersFile, settings: settings)
+        let session = try sessionFile.map(Self.sessionToken)
         answerer.binding = binding
         answerer.serverHost = server.host
         let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
-        let endpoint = AuthenticateEndpoint(server: server.text, realm: realm, tree: tree)
-        let headers = [
+        var endpoint = AuthenticateEndpoint(server: server.text, realm: realm, start: try start())
+        endpoint.forceAuth = forceAuth
+        endpoint.noSession = noSession
+        var headers = [
           AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
           "User-Agent: fr-profile/\(frProfileVersion)",
           // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
           "Expect:",
         ]
+        if let session { headers.append("Cookie: \(cookieName)=\(session)") }
         let timeout = timeout
         let maxTime = maxTime
         let started = JourneyWalker.monotonicSeconds()
@@ -219,7 +287,20 @@ extension FRProfile {
             note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
           }
         case .failure(let message, _):
-          throw Failure(.negative, "authentication failed: \(answerer.printable(message, singleLine: true))")
+          let hint =
+            sessionFile.map { " AM refused the session in \($0), or the journey: log in without --session-file to make a new one." } ?? ""
+          throw Failure(.negative, "authentication failed: \(answerer.printable(message, singleLine: true)).\(hint)")
+        case .suspended(let message):
+          if !message.isEmpty { writeStandardError(answerer.printable(message) + "\n") }
+          throw Failure(
+            .suspended,
+            "the journey is suspended: follow the link it sent (e.g. by email), or give it to 'fr-profile journey --server … --realm \(realm) --resume -' on stdin."
+          )
+        case .redirect(let url):
+          throw Failure(
+            .cannotAnswer,
+            "the journey continues in a browser at \(answerer.printable(url, singleLine: true)), which this command-line client cannot follow."
+          )
         }
       }
     }
@@ -246,6 +327,36 @@ extension FRProfile {
           + "a wait did not end (a TPM or PAM module that stopped answering?). Raise --max-time if the journey needs longer.")
     }
 
+    /// How the journey starts: the tree, the advice, or the suspended journey of the link (from
+    /// stdin for '-', so it stays out of ps).
+    func start() throws -> AuthenticateEndpoint.Start {
+      if let tree { return .tree(tree) }
+      if let advice { return .compositeAdvice(advice) }
+      var link = resume ?? ""
+      if link == "-" {
+        link = String(decoding: readStandardInput(), as: UTF8.self).trimmingNewlines
+      }
+      guard let id = AuthenticateEndpoint.suspendedId(inResumeLink: link) else {
+        throw Failure(.dataError, "--resume: the link has no suspendedId (the link of AM's Suspend node email, …?suspendedId=…).")
+      }
+      return .resume(suspendedId: id)
+    }
+
+    /// The SSO token in `path`: the caller's 0600 file, as `-o` writes it (the token on its
+    /// first line, or `--json`'s body with its tokenId). The token goes in a header: only
+    /// visible ASCII without separators is accepted.
+    static func sessionToken(_ path: String) throws -> String {
+      let bytes = try readOwnFile(path, limit: 64 << 10, secret: true)
+      let text = String(decoding: bytes, as: UTF8.self)
+      var token = text.split(separator: "\n").first.map(String.init) ?? ""
+      if token.hasPrefix("{"), let body = try? JSONParser.parse(text), let id = body["tokenId"]?.stringValue { token = id }
+      token = token.trimmingNewlines
+      guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: ",") }) else {
+        throw Failure(.dataError, "--session-file \(path): no SSO token on its first line (as 'journey -o' writes it).")
+      }
+      return token
+    }
+
     /// The password piped on stdin, without one trailing newline; empty is an error.
     static func passwordFromStandardInput() throws -> String {
       var bytes = readStandardInput()
@@ -257,5 +368,15 @@ extension FRProfile {
       }
       return password
     }
+  }
+}
+
+extension String {
+  /// Without leading and trailing newlines, carriage returns and blanks.
+  fileprivate var trimmingNewlines: String {
+    var text = Substring(self)
+    while let first = text.first, first.isNewline || first == " " { text.removeFirst() }
+    while let last = text.last, last.isNewline || last == " " { text.removeLast() }
+    return String(text)
   }
 }

@@ -273,7 +273,12 @@ final class AuthenticateServer: @unchecked Sendable {
   private func respond(to request: Record) -> (Int, String) {
     if case .custom(let tree) = configuration.behaviour { return tree.respond(to: request) }
     let expectedTarget = configuration.path + "?authIndexType=service&authIndexValue=" + configuration.tree
-    guard request.method == "POST", request.target == expectedTarget else {
+    // The options a journey may add (ForceAuth, noSession), and a resumed journey (suspendedId),
+    // start the same tree here.
+    var target = request.target
+    for option in ["&ForceAuth=true", "&noSession=true"] where target.hasSuffix(option) { target.removeLast(option.count) }
+    let resumed = target.hasPrefix(configuration.path + "?suspendedId=")
+    guard request.method == "POST", target == expectedTarget || resumed else {
       return Self.badRequest("No configuration found for \(request.method) \(request.target)")
     }
     guard request.headers["accept-api-version"] == "resource=2.1, protocol=1.0" else {
