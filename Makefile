@@ -12,7 +12,7 @@ ARGS ?=
 
 # Debian packages each goal needs (installed only when missing).
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev libqrencode-dev
-PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt \
+PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq git libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt python3-authlib \
   gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
 PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch python3 time umockdev
 # Man pages (packaging/gen-docs.py), completions (swift-argument-parser's), the .deb and its checks.

@@ -27,6 +27,7 @@ let package = Package(
     .library(name: "DeviceIdentity", targets: ["DeviceIdentity"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
+    .library(name: "OAuthTokens", targets: ["OAuthTokens"]),
     .library(name: "JourneyProfiler", targets: ["JourneyProfiler"]),
     .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
     // The verifier, for a server-side Swift program: no client target, no tpm2-tss.
@@ -61,6 +62,7 @@ let package = Package(
         "Journey",
         "JourneyProfiler",
         "JourneyHTTP",
+        "OAuthTokens",
         "TPMAttestation",
         "TPMKeys",
         "TPMProtocol",
@@ -139,6 +141,19 @@ let package = Package(
     // made printable. Only the JSON value: an embedder who needs the protocol pulls no
     // libudev or swift-crypto.
     .target(name: "Journey", dependencies: ["ProfileJSON"], swiftSettings: fuzzed),
+    // OAuth 2.0 / OpenID Connect after a journey (issue 27): the authorization code flow with
+    // PKCE from the SSO token, ID token verification against the realm's JWKS, refresh under a
+    // lock, revocation, AM's session logout, and the 0600 token store. The transport is the
+    // embedder's (the command line passes JourneyHTTP's libcurl client): no HTTP stack here.
+    .target(
+      name: "OAuthTokens",
+      dependencies: [
+        "Journey", "ProfileJSON", "DeviceIdentity", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
+      ]),
+    .testTarget(
+      name: "OAuthTokensTests",
+      dependencies: ["OAuthTokens", "ProfileJSON", "TestSupport"], exclude: ["make-id-tokens.py"]),
     // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
     // protocol and Collectors. Collection knows nothing of AM.
     .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "DeviceIdentity", "ProfileJSON"], swiftSettings: fuzzed),
@@ -245,7 +260,7 @@ let package = Package(
         "ProfileJSON", "DeviceMatch", "COpenSSL", "TestSupport", "TPMKeys", "TPMAttestation",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
-      exclude: ["Fixtures", "Support/pty-drive.py"]
+      exclude: ["Fixtures", "Support/pty-drive.py", "Support/oauth-am.py", "Support/oauth-am-selftest.sh"]
     ),
     .systemLibrary(
       name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",

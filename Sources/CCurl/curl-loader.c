@@ -67,3 +67,4 @@ CURLcode frp_curl_setopt_long(CURL *handle, CURLoption option, long value) { ret
 CURLcode frp_curl_setopt_pointer(CURL *handle, CURLoption option, const void *value) { return (api.curl_easy_setopt)(handle, option, value); }
 CURLcode frp_curl_setopt_write(CURL *handle, frp_curl_write_callback callback) { return (api.curl_easy_setopt)(handle, CURLOPT_WRITEFUNCTION, callback); }
 CURLcode frp_curl_response_code(CURL *handle, long *code) { return (api.curl_easy_getinfo)(handle, CURLINFO_RESPONSE_CODE, code); }
+CURLcode frp_curl_redirect_url(CURL *handle, char **url) { return (api.curl_easy_getinfo)(handle, CURLINFO_REDIRECT_URL, url); }

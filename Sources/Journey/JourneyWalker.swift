@@ -66,11 +66,7 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
   public var url: String {
     var base = server
     while base.hasSuffix("/") { base.removeLast() }
-    var path = "/json/realms/root"
-    let parts = realm.split(separator: "/").map(String.init).filter { !$0.isEmpty }
-    for (offset, part) in parts.enumerated() where !(offset == 0 && part == "root") {
-      path += "/realms/" + Self.percentEncoded(part)
-    }
+    let path = "/json" + Self.realmPath(realm)
     var query: String
     switch start {
     case .tree(let tree): query = "authIndexType=service&authIndexValue=" + Self.percentEncoded(tree)
@@ -82,9 +78,21 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     return base + path + "/authenticate?" + query
   }
 
+  /// AM's path of a realm, as its REST and OAuth 2.0 URLs carry it: `/realms/root` for the
+  /// top-level realm (`root`, `/` or empty), `/realms/root/realms/alpha/realms/staff` for
+  /// `alpha/staff`.
+  public static func realmPath(_ realm: String) -> String {
+    var path = "/realms/root"
+    let parts = realm.split(separator: "/").map(String.init).filter { !$0.isEmpty }
+    for (offset, part) in parts.enumerated() where !(offset == 0 && part == "root") {
+      path += "/realms/" + percentEncoded(part)
+    }
+    return path
+  }
+
   /// `%XX` decoded (and `+` as a space, as in a query); nil for a malformed escape or text that
   /// is not UTF-8.
-  static func percentDecoded(_ text: String) -> String? {
+  package static func percentDecoded(_ text: String) -> String? {
     var bytes: [UInt8] = []
     var iterator = Array(text.utf8).makeIterator()
     while let byte = iterator.next() {

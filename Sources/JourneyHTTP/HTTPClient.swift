@@ -1,13 +1,16 @@
 import CCurl
 
-/// A response: status code and body bytes.
+/// A response: status code, body bytes, and the Location of a redirect (never followed).
 public struct HTTPResponse: Sendable, Equatable {
   public var status: Int
   public var body: [UInt8]
+  /// The absolute URL a 3xx response points to (libcurl resolves a relative Location).
+  public var location: String?
 
-  public init(status: Int, body: [UInt8]) {
+  public init(status: Int, body: [UInt8], location: String? = nil) {
     self.status = status
     self.body = body
+    self.location = location
   }
 }
 
@@ -96,6 +99,7 @@ public final class HTTPClient {
 
   /// POSTs `body` to `url` with `headers` ("Name: value"); any status is a response. `timeout`
   /// (seconds) replaces the client's for this request, e.g. the time a journey has left.
+  /// `method` "GET" sends no body; another verb is sent with the body (DELETE).
   public func post(
     _ url: String, headers: [String], body: [UInt8], timeout requestTimeout: Double? = nil, method: String? = nil
   ) throws(HTTPError) -> HTTPResponse {
@@ -109,6 +113,7 @@ public final class HTTPClient {
     defer { frp_curl_slist_free_all(list) }
 
     let milliseconds = max(1, Int(timeout * 1000))
+    let isGet = method == "GET"
     let code: CURLcode = url.withCString { urlPointer in
       (caFile ?? "").withCString { caPointer in
         body.withUnsafeBytes { bodyBytes in
@@ -118,11 +123,13 @@ public final class HTTPClient {
               let setup: [CURLcode] = [
                 frp_curl_setopt_pointer(handle, CURLOPT_URL, urlPointer),
                 frp_curl_setopt_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
-                frp_curl_setopt_long(handle, CURLOPT_POST, 1),
+                isGet ? frp_curl_setopt_long(handle, CURLOPT_HTTPGET, 1) : frp_curl_setopt_long(handle, CURLOPT_POST, 1),
                 // Another verb with the same body handling (DELETE of a bound device, `delete`).
-                method.map { frp_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, $0) } ?? CURLE_OK,
-                frp_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count),
-                frp_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, bodyBytes.baseAddress ?? UnsafeRawPointer(urlPointer)),
+                isGet ? CURLE_OK : method.map { frp_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, $0) } ?? CURLE_OK,
+                isGet ? CURLE_OK : frp_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count),
+                isGet
+                  ? CURLE_OK
+                  : frp_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, bodyBytes.baseAddress ?? UnsafeRawPointer(urlPointer)),
                 frp_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, list),
                 frp_curl_setopt_write(
                   handle,
@@ -170,7 +177,9 @@ public final class HTTPClient {
     }
     var status = 0
     _ = frp_curl_response_code(handle, &status)
-    return HTTPResponse(status: status, body: sink.bytes)
+    var location: UnsafeMutablePointer<CChar>? = nil
+    if (300..<400).contains(status) { _ = frp_curl_redirect_url(handle, &location) }
+    return HTTPResponse(status: status, body: sink.bytes, location: location.map { String(cString: $0) })
   }
 
   static func error(_ code: CURLcode, url: String, reason: String, timeout: Double, caFile: String?) -> HTTPError {
@@ -200,6 +209,11 @@ private final class ResponseSink {
 }
 
 extension HTTPClient {
+  /// GETs `url` with `headers`; any status is a response, a redirect's target in `location`.
+  public func get(_ url: String, headers: [String], timeout: Double? = nil) throws(HTTPError) -> HTTPResponse {
+    try post(url, headers: headers, body: [], timeout: timeout, method: "GET")
+  }
+
   /// DELETEs `url` with `headers`; any status is a response.
   public func delete(_ url: String, headers: [String]) throws(HTTPError) -> HTTPResponse {
     try post(url, headers: headers, body: [], method: "DELETE")

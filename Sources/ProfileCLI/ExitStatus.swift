@@ -13,6 +13,8 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
   case unknownDevice = 3
   /// journey: a Suspend node stopped the journey; its link continues it.
   case suspended = 4
+  /// token: no tokens are stored, or their grant ended and there is no terminal to log in on.
+  case loginRequired = 5
   case usage = 64
   case dataError = 65
   case noInput = 66
@@ -35,6 +37,8 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
     switch self {
     case .success: "success"
     case .negative, .cannotAnswer, .unknownDevice, .suspended: nil
+    case .loginRequired:
+      "log in: no tokens are stored for this server, realm and client, or their refresh token no longer works (fr-profile journey … --client-id)"
     case .usage: "usage error (bad flags or arguments)"
     case .dataError: "bad data (corrupt key, invalid location value, malformed input)"
     case .noInput: "an input file is missing or unreadable; the device key is missing but backups of it exist"

@@ -126,9 +126,14 @@ package struct ProfileSettings: Equatable {
   }
 
   package func keyStore() throws -> DeviceKeyStore {
+    DeviceKeyStore(directory: try stateDirectoryPath())
+  }
+
+  /// --state-dir, else the default state directory ($FR_PROFILE_HOME, …).
+  package func stateDirectoryPath() throws -> String {
     let directory = stateDirectory ?? DeviceKeyStore.defaultDirectory(variable: environment.variable)
     guard let directory else { throw Failure(IdentityError.noStateDirectory) }
-    return DeviceKeyStore(directory: directory)
+    return directory
   }
 
   /// The identifier for `system`'s machine-id and the stored key (created on first use).

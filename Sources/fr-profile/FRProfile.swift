@@ -33,7 +33,7 @@ struct FRProfile: ParsableCommand {
     version: versionText,
     subcommands: [
       Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, Journey.self, Keys.self,
-      Policy.self, Attest.self,
+      Policy.self, Attest.self, Token.self, Logout.self,
     ]
   )
 

@@ -16,7 +16,7 @@ import Testing
     var description: String { "\(source): \(command)" }
   }
 
-  static let commands = ["", "collect", "identifier", "tamper", "match", "callback", "journey"]
+  static let commands = ["", "collect", "identifier", "tamper", "match", "callback", "journey", "token", "logout"]
   static let password = "s3cret-Passw0rd"
 
   /// The lines under "EXAMPLES:" of each command's --help, continuation lines joined.
@@ -125,6 +125,25 @@ import Testing
     ]
     let stored = try prepare(directory, environment)
     var command = example.command.replacingOccurrences(of: "pass show am/demo", with: "printf '%s\\n' \(Self.password)")
+
+    // OAuth 2.0 examples (token, logout, journey --client-id): the Authlib test AM, logged in
+    // first unless the example logs in itself.
+    var oauthServer: OAuthAM?
+    defer { oauthServer?.stop() }
+    if command.contains("fr-profile token") || command.contains("fr-profile logout") || command.contains("--client-id") {
+      let started = try OAuthAM()
+      oauthServer = started
+      command = command.replacingOccurrences(of: "https://am.example.com/am", with: started.url)
+        .replacingOccurrences(of: "printf '%s\\n' \(Self.password)", with: "printf '%s\\n' '\(OAuthAM.password)'")
+      if !command.contains(" journey ") {
+        let login = try run(
+          [
+            "journey", "--server", started.url, "--realm", "alpha", "--tree", "Login", "--user", OAuthAM.user, "--password-stdin",
+            "--client-id", OAuthAM.clientId, "--root", machineRoot("laptop"),
+          ], environment: environment, stdin: OAuthAM.password + "\n")
+        try #require(login.status == 0, "\(login.stderr)")
+      }
+    }
 
     // The AM the example talks to, if any: the loopback server with its realm and tree.
     var server: AuthenticateServer?

@@ -30,5 +30,8 @@ CURLcode frp_curl_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode frp_curl_setopt_pointer(CURL *handle, CURLoption option, const void *value);
 CURLcode frp_curl_setopt_write(CURL *handle, frp_curl_write_callback callback);
 CURLcode frp_curl_response_code(CURL *handle, long *code);
+/// The Location of a redirect the handle did not follow (owned by libcurl, valid until the next
+/// transfer), or NULL.
+CURLcode frp_curl_redirect_url(CURL *handle, char **url);
 
 #endif

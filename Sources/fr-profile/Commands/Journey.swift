@@ -4,6 +4,7 @@ import Dispatch
 import Journey
 import JourneyHTTP
 import JourneyProfiler
+import OAuthTokens
 import ProfileCLI
 import ProfileJSON
 
@@ -184,6 +185,8 @@ extension FRProfile {
     /// What this command sends over --server, for the transport rule's messages.
     static let credential = "the password and the session token"
 
+    @OptionGroup(title: "OAuth 2.0 tokens") var oauth: OAuthOptions
+
     @OptionGroup(title: "Output Options") var format: OutputOptions
 
     @Flag(help: "Print AM's whole success JSON instead of the token alone.")
@@ -212,96 +215,122 @@ extension FRProfile {
 
     func run() throws {
       try reportingFailures {
-        let settings = options.settings
-        _ = try settings.systemSource()
-        if let cacert, access(cacert, R_OK) != 0 {
-          throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+        let (body, answerer) = try walk()
+        var loggedIn: StoredTokens? = nil
+        if let clientId = oauth.clientId, let session = body["tokenId"]?.stringValue {
+          loggedIn = try oauth.logIn(
+            session: session, tree: tree, server: server, realm: realm, cookieName: cookieName, transport: transport(),
+            stateDirectory: options.settings.stateDirectory, printable: { answerer.printable($0, singleLine: true) })
+          note(
+            "logged in: the tokens of OAuth 2.0 client \(clientId) are stored; 'fr-profile token --server \(server) --realm \(realm) --client-id \(clientId)' prints a valid access token."
+          )
+        } else if let clientId = oauth.clientId {
+          throw Failure(
+            .badResponse, "the journey ended without a session (tokenId), which OAuth 2.0 client \(clientId) needs; drop --no-session.")
         }
-        let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-        if let warning = server.warning { writeStandardError(warning) }
-        let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
-        let answersFile = try answers.map { try AnswersFile(path: $0) }
-        let answerer = StepAnswerer(user: user, password: password, choices: choices, answers: answersFile, settings: settings)
-        let session = try sessionFile.map(Self.sessionToken)
-        answerer.binding = binding
-        answerer.serverHost = server.host
-        let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
-        var endpoint = AuthenticateEndpoint(server: server.text, realm: realm, start: try start())
-        endpoint.forceAuth = forceAuth
-        endpoint.noSession = noSession
-        var headers = [
-          AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
-          "User-Agent: fr-profile/\(frProfileVersion)",
-          // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
-          "Expect:",
-        ]
-        if let session { headers.append("Cookie: \(cookieName)=\(session)") }
-        let timeout = timeout
-        let maxTime = maxTime
-        let started = JourneyWalker.monotonicSeconds()
-        answerer.deadline = started + maxTime
-        Self.armWatchdog(after: maxTime + Self.watchdogGrace)
-        var walker = JourneyWalker(
-          post: { url, body in
-            if settings.verbose { detail("POST \(url)") }
-            let left = maxTime - (JourneyWalker.monotonicSeconds() - started)
-            guard left > 0 else { throw JourneyError.timeLimit(seconds: maxTime) }
-            let response: HTTPResponse
-            do throws(HTTPError) {
-              response = try client.post(url, headers: headers, body: body, timeout: min(timeout, left))
-            } catch {
-              if case .timedOut = error, left < timeout { throw JourneyError.timeLimit(seconds: maxTime) }
-              throw error
-            }
-            if settings.verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
-            return (response.status, response.body)
-          },
-          answer: { step in try answerer.answer(&step) })
-        walker.maximumTime = maxTime
+        if json {
+          let shown = ServerText.hiding(answerer.secrets, in: .object(body))
+          let text = format.usePretty ? JSONWriter.pretty(shown) : JSONWriter.compact(shown)
+          try format.emit(text: ServerText.escapingControls(inJSON: text) + "\n", mode: 0o600)
+        } else if loggedIn != nil && format.output == nil {
+          // The SSO token stays in the token store; `token` prints what programs use.
+        } else if let token = body["tokenId"]?.stringValue {
+          // The token is a credential: -o FILE is created (or replaced) with mode 0600.
+          try format.emit(text: answerer.printable(token, singleLine: true) + "\n", mode: 0o600)
+        } else {
+          note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
+        }
+      }
+    }
 
-        let outcome: JourneyOutcome
-        do {
-          outcome = try walker.walk(endpoint)
-        } catch let error as HTTPError {
-          throw Failure(Self.exitStatus(error), answerer.printable(error.description, singleLine: true))
-        } catch let error as JourneyError {
-          let message = answerer.printable(error.description + ".", singleLine: true)
-          switch error {
-          case .unsupportedCallback: throw Failure(.cannotAnswer, message)
-          case .timeLimit: throw Failure(.timedOut, message + " Raise --max-time if the journey needs longer.")
-          default: throw Failure(.badResponse, message)
+    /// The HTTP client of this run, as the OAuth 2.0 client's transport.
+    func transport() -> OAuthTransport {
+      curlTransport(HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize), verbose: options.settings.verbose)
+    }
+
+    /// Walks the journey to AM's success body; every other end is thrown as the Failure the
+    /// command exits with. `token` calls it to log in again.
+    func walk() throws -> (body: JSONObject, answerer: StepAnswerer) {
+      let settings = options.settings
+      _ = try settings.systemSource()
+      if let cacert, access(cacert, R_OK) != 0 {
+        throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+      }
+      let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+      if let warning = server.warning { writeStandardError(warning) }
+      let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
+      let answersFile = try answers.map { try AnswersFile(path: $0) }
+      let answerer = StepAnswerer(user: user, password: password, choices: choices, answers: answersFile, settings: settings)
+      let session = try sessionFile.map(Self.sessionToken)
+      answerer.binding = binding
+      answerer.serverHost = server.host
+      let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
+      var endpoint = AuthenticateEndpoint(server: server.text, realm: realm, start: try start())
+      endpoint.forceAuth = forceAuth
+      endpoint.noSession = noSession
+      var headers = [
+        AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
+        "User-Agent: fr-profile/\(frProfileVersion)",
+        // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
+        "Expect:",
+      ]
+      if let session { headers.append("Cookie: \(cookieName)=\(session)") }
+      let timeout = timeout
+      let maxTime = maxTime
+      let started = JourneyWalker.monotonicSeconds()
+      answerer.deadline = started + maxTime
+      Self.armWatchdog(after: maxTime + Self.watchdogGrace)
+      var walker = JourneyWalker(
+        post: { url, body in
+          if settings.verbose { detail("POST \(url)") }
+          let left = maxTime - (JourneyWalker.monotonicSeconds() - started)
+          guard left > 0 else { throw JourneyError.timeLimit(seconds: maxTime) }
+          let response: HTTPResponse
+          do throws(HTTPError) {
+            response = try client.post(url, headers: headers, body: body, timeout: min(timeout, left))
+          } catch {
+            if case .timedOut = error, left < timeout { throw JourneyError.timeLimit(seconds: maxTime) }
+            throw error
           }
-        } catch let failure as Failure {
-          throw Failure(failure.status, answerer.printable(failure.description, singleLine: true))
+          if settings.verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
+          return (response.status, response.body)
+        },
+        answer: { step in try answerer.answer(&step) })
+      walker.maximumTime = maxTime
+
+      let outcome: JourneyOutcome
+      do {
+        outcome = try walker.walk(endpoint)
+      } catch let error as HTTPError {
+        throw Failure(Self.exitStatus(error), answerer.printable(error.description, singleLine: true))
+      } catch let error as JourneyError {
+        let message = answerer.printable(error.description + ".", singleLine: true)
+        switch error {
+        case .unsupportedCallback: throw Failure(.cannotAnswer, message)
+        case .timeLimit: throw Failure(.timedOut, message + " Raise --max-time if the journey needs longer.")
+        default: throw Failure(.badResponse, message)
         }
-        switch outcome {
-        case .success(let body):
-          if json {
-            let shown = ServerText.hiding(answerer.secrets, in: .object(body))
-            let text = format.usePretty ? JSONWriter.pretty(shown) : JSONWriter.compact(shown)
-            try format.emit(text: ServerText.escapingControls(inJSON: text) + "\n", mode: 0o600)
-          } else if let token = body["tokenId"]?.stringValue {
-            // The token is a credential: -o FILE is created (or replaced) with mode 0600.
-            try format.emit(text: answerer.printable(token, singleLine: true) + "\n", mode: 0o600)
-          } else {
-            note("the journey succeeded without a session (tokenId); --json prints AM's whole answer.")
-          }
-        case .failure(let message, _):
-          let hint =
-            sessionFile.map { " AM refused the session in \($0), or the journey: log in without --session-file to make a new one." } ?? ""
-          throw Failure(.negative, "authentication failed: \(answerer.printable(message, singleLine: true)).\(hint)")
-        case .suspended(let message):
-          if !message.isEmpty { writeStandardError(answerer.printable(message) + "\n") }
-          throw Failure(
-            .suspended,
-            "the journey is suspended: follow the link it sent (e.g. by email), or give it to 'fr-profile journey --server … --realm \(realm) --resume -' on stdin."
-          )
-        case .redirect(let url):
-          throw Failure(
-            .cannotAnswer,
-            "the journey continues in a browser at \(answerer.printable(url, singleLine: true)), which this command-line client cannot follow."
-          )
-        }
+      } catch let failure as Failure {
+        throw Failure(failure.status, answerer.printable(failure.description, singleLine: true))
+      }
+      switch outcome {
+      case .success(let body):
+        return (body, answerer)
+      case .failure(let message, _):
+        let hint =
+          sessionFile.map { " AM refused the session in \($0), or the journey: log in without --session-file to make a new one." } ?? ""
+        throw Failure(.negative, "authentication failed: \(answerer.printable(message, singleLine: true)).\(hint)")
+      case .suspended(let message):
+        if !message.isEmpty { writeStandardError(answerer.printable(message) + "\n") }
+        throw Failure(
+          .suspended,
+          "the journey is suspended: follow the link it sent (e.g. by email), or give it to 'fr-profile journey --server … --realm \(realm) --resume -' on stdin."
+        )
+      case .redirect(let url):
+        throw Failure(
+          .cannotAnswer,
+          "the journey continues in a browser at \(answerer.printable(url, singleLine: true)), which this command-line client cannot follow."
+        )
       }
     }
 

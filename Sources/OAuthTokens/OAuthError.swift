@@ -1,0 +1,74 @@
+/// Why the OAuth 2.0 part of a login, a refresh or a logout failed. Domain facts; the command
+/// line says what to do and picks the exit code.
+public enum OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The discovery document, JWKS or token response is not what the specification says.
+  case badResponse(endpoint: String, reason: String)
+  /// An endpoint the discovery document names is on another origin than the server's, or plain
+  /// http to another machine: tokens would go where the user did not point them.
+  case foreignEndpoint(name: String, url: String)
+  /// The authorize endpoint sent the session to a login page: the SSO token is not (or no
+  /// longer) valid.
+  case sessionNotAccepted(location: String)
+  /// The authorize endpoint answered a consent page: the client needs AM's implied consent.
+  case consentRequired(clientId: String)
+  /// The redirect carried an OAuth error (`error`, `error_description`).
+  case authorizationRefused(error: String, description: String?)
+  /// The redirect's `state` is not the one sent: a forged or replayed redirect.
+  case stateMismatch
+  /// The redirect does not go to the redirect URI sent, or carries no code.
+  case badRedirect(reason: String)
+  /// The token endpoint refused (`invalid_grant` for an ended refresh token, …).
+  case tokenRefused(status: Int, error: String, description: String?)
+  /// An unexpected HTTP status from `endpoint`.
+  case httpStatus(endpoint: String, status: Int)
+  /// The ID token failed verification.
+  case idToken(IDTokenError)
+
+  /// Whether logging in again is what helps (the grant or session ended), as opposed to a broken
+  /// server or network.
+  public var needsLogin: Bool {
+    switch self {
+    case .sessionNotAccepted: true
+    case .tokenRefused(_, let error, _): error == "invalid_grant"
+    default: false
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .badResponse(let endpoint, let reason): "the answer of \(endpoint) is not usable: \(reason)"
+    case .foreignEndpoint(let name, let url):
+      "the server's OpenID configuration names \(name) \(url), which is not on the server's origin; refusing to send tokens there"
+    case .sessionNotAccepted(let location): "AM did not accept the session for the authorization request (it redirected to \(location))"
+    case .consentRequired(let clientId):
+      "AM asks the user's consent for OAuth 2.0 client \(clientId), which this client cannot give; enable Implied Consent on the client in AM"
+    case .authorizationRefused(let error, let description):
+      "the authorization request was refused: \(error)" + (description.map { " (\($0))" } ?? "")
+    case .stateMismatch: "the authorization response's state is not the one sent: a forged or replayed redirect; nothing was exchanged"
+    case .badRedirect(let reason): "the authorization response is not usable: \(reason)"
+    case .tokenRefused(let status, let error, let description):
+      "the token endpoint refused (HTTP \(status)): \(error)" + (description.map { " (\($0))" } ?? "")
+    case .httpStatus(let endpoint, let status): "\(endpoint) answered HTTP \(status)"
+    case .idToken(let error): "the ID token is refused: \(error)"
+    }
+  }
+}
+
+/// Why an ID token is refused (OpenID Connect Core §3.1.3.7).
+public enum IDTokenError: Error, Sendable, Equatable, CustomStringConvertible {
+  case malformed(String)
+  case unsupportedAlgorithm(String)
+  case noKey(kid: String?)
+  case badSignature
+  case claim(name: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .malformed(let why): "not a signed JWT (\(why))"
+    case .unsupportedAlgorithm(let alg): "its algorithm \(alg) is not accepted (RS256, PS256 and ES256 are)"
+    case .noKey(let kid): "the realm's JWKS has no key " + (kid.map { "with kid \($0) " } ?? "") + "for its algorithm"
+    case .badSignature: "its signature does not verify against the realm's JWKS"
+    case .claim(let name, let reason): "its \(name) claim \(reason)"
+    }
+  }
+}

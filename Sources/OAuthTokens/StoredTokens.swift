@@ -1,0 +1,131 @@
+import ProfileJSON
+
+/// What a login leaves for later `token` and `logout` runs, for one server, realm and client
+/// (schemas/tokens.schema.json). Kept in a 0600 file of the caller's (TokenStore); holds
+/// credentials, so it is never printed whole.
+public struct StoredTokens: Sendable, Equatable {
+  public static let version = 1
+
+  public var server: String
+  public var realm: String
+  public var clientId: String
+  public var scope: String
+  public var redirectURI: String
+  public var provider: ProviderConfiguration
+  public var accessToken: String
+  public var tokenType: String
+  /// Seconds since the epoch at which the access token expires (now + expires_in when issued).
+  public var expiresAt: Double
+  public var refreshToken: String?
+  /// The last verified ID token.
+  public var idToken: String?
+  /// The scope granted, when the server said (else the one asked).
+  public var grantedScope: String?
+  /// AM's SSO token and its cookie name, ended by `logout`.
+  public var sessionToken: String?
+  public var cookieName: String
+  /// The tree that logged in, walked again when the refresh token no longer works.
+  public var tree: String?
+  public var obtainedAt: Double
+
+  public init(
+    server: String, realm: String, clientId: String, scope: String, redirectURI: String, provider: ProviderConfiguration,
+    accessToken: String, tokenType: String, expiresAt: Double, refreshToken: String?, idToken: String?, grantedScope: String?,
+    sessionToken: String?, cookieName: String, tree: String?, obtainedAt: Double
+  ) {
+    self.server = server
+    self.realm = realm
+    self.clientId = clientId
+    self.scope = scope
+    self.redirectURI = redirectURI
+    self.provider = provider
+    self.accessToken = accessToken
+    self.tokenType = tokenType
+    self.expiresAt = expiresAt
+    self.refreshToken = refreshToken
+    self.idToken = idToken
+    self.grantedScope = grantedScope
+    self.sessionToken = sessionToken
+    self.cookieName = cookieName
+    self.tree = tree
+    self.obtainedAt = obtainedAt
+  }
+
+  /// Whether the access token is good for at least `margin` more seconds at `now`.
+  public func isValid(at now: Double, margin: Double) -> Bool { expiresAt - margin > now }
+
+  public var json: JSON {
+    var object = JSONObject()
+    object["version"] = .number(Double(Self.version))
+    object["server"] = .string(server)
+    object["realm"] = .string(realm)
+    object["clientId"] = .string(clientId)
+    object["scope"] = .string(scope)
+    object["redirectUri"] = .string(redirectURI)
+    var endpoints = JSONObject()
+    endpoints["issuer"] = .string(provider.issuer)
+    endpoints["authorizationEndpoint"] = .string(provider.authorizationEndpoint)
+    endpoints["tokenEndpoint"] = .string(provider.tokenEndpoint)
+    if let revocation = provider.revocationEndpoint { endpoints["revocationEndpoint"] = .string(revocation) }
+    endpoints["jwksUri"] = .string(provider.jwksURI)
+    object["provider"] = .object(endpoints)
+    object["accessToken"] = .string(accessToken)
+    object["tokenType"] = .string(tokenType)
+    object["expiresAt"] = .number(expiresAt)
+    if let refreshToken { object["refreshToken"] = .string(refreshToken) }
+    if let idToken { object["idToken"] = .string(idToken) }
+    if let grantedScope { object["grantedScope"] = .string(grantedScope) }
+    if let sessionToken { object["sessionToken"] = .string(sessionToken) }
+    object["cookieName"] = .string(cookieName)
+    if let tree { object["tree"] = .string(tree) }
+    object["obtainedAt"] = .number(obtainedAt)
+    return .object(object)
+  }
+
+  /// Reads a stored document; nil names the first member that is missing or of the wrong type.
+  public init(json: JSON) throws(StoredTokensError) {
+    func string(_ name: String, in value: JSON? = nil) throws(StoredTokensError) -> String {
+      guard let text = (value ?? json)[name]?.stringValue, !text.isEmpty else { throw .member(name) }
+      return text
+    }
+    func optional(_ name: String) throws(StoredTokensError) -> String? {
+      guard let value = json[name] else { return nil }
+      guard let text = value.stringValue else { throw .member(name) }
+      return text
+    }
+    func number(_ name: String) throws(StoredTokensError) -> Double {
+      guard let value = json[name]?.numberValue, value.isFinite else { throw .member(name) }
+      return value
+    }
+    guard json["version"]?.numberValue == Double(Self.version) else { throw .version }
+    guard let provider = json["provider"], provider.objectValue != nil else { throw .member("provider") }
+    let revocation = provider["revocationEndpoint"]
+    guard revocation == nil || revocation?.stringValue != nil else { throw .member("provider.revocationEndpoint") }
+    self.init(
+      server: try string("server"), realm: try string("realm"), clientId: try string("clientId"), scope: try string("scope"),
+      redirectURI: try string("redirectUri"),
+      provider: ProviderConfiguration(
+        issuer: try string("issuer", in: provider), authorizationEndpoint: try string("authorizationEndpoint", in: provider),
+        tokenEndpoint: try string("tokenEndpoint", in: provider), revocationEndpoint: revocation?.stringValue,
+        jwksURI: try string("jwksUri", in: provider)),
+      accessToken: try string("accessToken"), tokenType: try string("tokenType"), expiresAt: try number("expiresAt"),
+      refreshToken: try optional("refreshToken"), idToken: try optional("idToken"), grantedScope: try optional("grantedScope"),
+      sessionToken: try optional("sessionToken"), cookieName: try string("cookieName"), tree: try optional("tree"),
+      obtainedAt: try number("obtainedAt"))
+  }
+}
+
+/// Why a stored token document cannot be read.
+public enum StoredTokensError: Error, Sendable, Equatable, CustomStringConvertible {
+  case notJSON(String)
+  case version
+  case member(String)
+
+  public var description: String {
+    switch self {
+    case .notJSON(let why): "not JSON (\(why))"
+    case .version: "not a version \(StoredTokens.version) token file"
+    case .member(let name): "\"\(name)\" is missing or of the wrong type"
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import Crypto
+import DeviceIdentity
+import ProfileJSON
+
+/// The tokens of each server, realm and client, in `tokens/` under the state directory: one
+/// 0600 file per client (`<sha256 of server, realm and client, 32 hex>.json`) in a 0700
+/// directory owned by the caller, opened relative to its descriptor, replaced atomically, and
+/// changed only under the directory's lock — so concurrent `token` runs refresh one at a time.
+public final class TokenStore {
+  /// The directory's name under the state directory.
+  public static let directoryName = "tokens"
+  /// The largest token file read.
+  public static let maximumSize = 256 << 10
+
+  let directory: StateDirectory
+
+  /// Opens `<stateDirectory>/tokens`; with `create`, makes both (mode 0700) when missing.
+  public init(stateDirectory: String, create: Bool) throws(StateDirectoryError) {
+    if create { _ = try StateDirectory.open(stateDirectory, create: true) }
+    directory = try StateDirectory.open(stateDirectory + "/" + Self.directoryName, create: create)
+  }
+
+  /// The directory's path, for messages.
+  public var path: String { directory.path }
+
+  /// The file name of a client's tokens.
+  public static func fileName(server: String, realm: String, clientId: String) -> String {
+    var base = server
+    while base.hasSuffix("/") { base.removeLast() }
+    let key = [base, AuthenticateRealm.normalized(realm), clientId].joined(separator: "\n")
+    let digest = SHA256.hash(data: Array(key.utf8))
+    return Array(digest).prefix(16).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + ".json"
+  }
+
+  /// Runs `body` holding the store's exclusive lock (a `flock` that goes with the process, so a
+  /// killed holder never blocks the next run).
+  public func locked<T>(_ body: () throws -> T) throws -> T {
+    let held: StateLock
+    do { held = try directory.lock() } catch { throw TokenStoreError.directory(error) }
+    return try withExtendedLifetime(held) { try body() }
+  }
+
+  /// The tokens stored for the client, or nil.
+  public func load(server: String, realm: String, clientId: String) throws(TokenStoreError) -> StoredTokens? {
+    try read(Self.fileName(server: server, realm: realm, clientId: clientId))
+  }
+
+  /// Every stored client's tokens (for `logout` without a client).
+  public func all() throws(TokenStoreError) -> [StoredTokens] {
+    let names: [String]
+    do { names = try directory.names() } catch { throw .directory(error) }
+    var result: [StoredTokens] = []
+    for name in names.sorted() where name.hasSuffix(".json") && !name.hasPrefix(".") {
+      if let tokens = try read(name) { result.append(tokens) }
+    }
+    return result
+  }
+
+  /// Writes the tokens (mode 0600, atomically).
+  public func save(_ tokens: StoredTokens) throws(TokenStoreError) {
+    let name = Self.fileName(server: tokens.server, realm: tokens.realm, clientId: tokens.clientId)
+    do {
+      _ = try directory.write(name, Array((JSONWriter.pretty(tokens.json) + "\n").utf8), mode: 0o600, replace: true)
+    } catch { throw .directory(error) }
+  }
+
+  /// Removes the client's tokens; false when there were none.
+  @discardableResult
+  public func remove(server: String, realm: String, clientId: String) throws(TokenStoreError) -> Bool {
+    let name = Self.fileName(server: server, realm: realm, clientId: clientId)
+    do {
+      guard try directory.identity(of: name, requirement: .secret(maximumSize: Self.maximumSize)) != nil else { return false }
+      try directory.remove(name)
+      directory.syncDirectory()
+      return true
+    } catch { throw .directory(error) }
+  }
+
+  /// The path of the client's file, for messages.
+  public func filePath(server: String, realm: String, clientId: String) -> String {
+    directory.filePath(Self.fileName(server: server, realm: realm, clientId: clientId))
+  }
+
+  private func read(_ name: String) throws(TokenStoreError) -> StoredTokens? {
+    let file: StateFile?
+    do { file = try directory.read(name, requirement: .secret(maximumSize: Self.maximumSize)) } catch { throw .directory(error) }
+    guard let file else { return nil }
+    let json: JSON
+    do { json = try JSONParser.parse(file.bytes) } catch {
+      throw .corrupt(path: directory.filePath(name), reason: .notJSON("\(error)"))
+    }
+    do { return try StoredTokens(json: json) } catch { throw .corrupt(path: directory.filePath(name), reason: error) }
+  }
+}
+
+/// Why the token store cannot be used.
+public enum TokenStoreError: Error, Sendable, Equatable {
+  /// The directory or a file in it (owner, mode, type, I/O).
+  case directory(StateDirectoryError)
+  /// A token file that does not parse.
+  case corrupt(path: String, reason: StoredTokensError)
+}
+
+/// The realm as its path segments (`root`, `/` and empty are the top-level realm).
+enum AuthenticateRealm {
+  static func normalized(_ realm: String) -> String {
+    let parts = realm.split(separator: "/").filter { !$0.isEmpty }
+    return (parts.first == "root" ? Array(parts.dropFirst()) : Array(parts)).joined(separator: "/")
+  }
+}

@@ -1,0 +1,269 @@
+import ArgumentParser
+import Collectors
+import JourneyHTTP
+import OAuthTokens
+import ProfileCLI
+import ProfileJSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// `fr-profile token`: a valid access token for programs, as `gcloud auth print-access-token`,
+/// `az account get-access-token` and kubelogin hand them out.
+extension FRProfile {
+  struct Token: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "token",
+      abstract: "Print a valid OAuth 2.0 access token, refreshed when it is about to expire.",
+      discussion: """
+        Prints the access token that 'fr-profile journey … --client-id CLIENT' stored for this \
+        server, realm and client. When it expires within --min-validity seconds (default 60) \
+        it is refreshed first — one refresh at a time however many programs ask at once. When \
+        the refresh token no longer works (it expired or was revoked), the journey is walked \
+        again on the terminal (the tree that logged in, or --tree); without a terminal, or \
+        with --no-login, the command ends with exit 5 and says to log in.
+
+        FORMATS (--format):
+          bare      the access token alone (default): curl -H "Authorization: Bearer $(…)"
+          json      access_token, token_type, expires_at (RFC 3339), expires_in, scope, and the
+                    claims of the ID token (verified against the realm's JWKS when it arrived)
+          kubectl   a client.authentication.k8s.io ExecCredential, for a kubeconfig user's exec
+                    entry (the apiVersion kubectl asks for in KUBERNETES_EXEC_INFO, else v1)
+          git       the git credential-helper protocol: 'get' prints username= (--git-username)
+                    and password=<access token>; 'erase' (git's reaction to a refused token)
+                    makes the next 'get' refresh; 'store' does nothing
+
+        The token is a credential: it goes to stdout (or -o FILE, mode 0600), never to stderr \
+        or a log. The stored tokens are a 0600 file under the state directory's tokens/ \
+        (docs/tokens.md).
+
+        \(ExitStatus.helpSection(
+        [
+          .success, .negative, .loginRequired, .usage, .dataError, .untrustedServer, .cannotConnect, .libraryMissing,
+          .cannotCreate, .ioError, .timedOut, .badResponse, .permission, .configuration,
+        ],
+        [
+          .negative: "AM refused the token request or the new login",
+          .badResponse: "the server's answer is not a usable OAuth 2.0 response, or the ID token failed verification",
+        ]))
+
+        EXAMPLES:
+          fr-profile token --server https://am.example.com/am --realm alpha \\
+              --client-id fr-cli
+          curl -H "Authorization: Bearer $(fr-profile token --server \\
+              https://am.example.com/am --realm alpha --client-id fr-cli)" \\
+              https://am.example.com/am/oauth2/realms/root/realms/alpha/userinfo
+          git config --global credential.helper "!fr-profile token --format git \\
+              --server https://am.example.com/am --realm alpha --client-id fr-cli"
+          fr-profile token --server https://am.example.com/am --realm alpha \\
+              --client-id fr-cli --format json | jq .id_token_claims.sub
+        """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+      case bare, json, kubectl, git
+    }
+
+    @OptionGroup var options: ProfileOptions
+
+    @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
+    var server: String
+
+    @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
+    var realm: String
+
+    @Option(name: .customLong("client-id"), help: ArgumentHelp("The OAuth 2.0 client that logged in.", valueName: "CLIENT"))
+    var clientId: String
+
+    @Option(help: ArgumentHelp("bare, json, kubectl or git.", valueName: "FORMAT"))
+    var format: Format = .bare
+
+    @Option(
+      name: .customLong("min-validity"),
+      help: ArgumentHelp("Refresh when the token expires within this many seconds.", valueName: "SECONDS"))
+    var minValidity: Double = 60
+
+    @Option(help: ArgumentHelp("The tree to walk when logging in again (default: the one that logged in).", valueName: "NAME"))
+    var tree: String?
+
+    @Flag(name: .customLong("no-login"), help: "Never walk a journey: when the tokens cannot be refreshed, exit 5.")
+    var noLogin = false
+
+    @Option(name: .customLong("git-username"), help: ArgumentHelp("The username --format git gives.", valueName: "NAME"))
+    var gitUsername = "oauth2"
+
+    @Option(
+      help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"), completion: .file())
+    var cacert: String?
+
+    @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
+    var timeout: Double = 30
+
+    @Flag(
+      name: .customLong("insecure-http"),
+      help: "Allow a plain http:// --server that is not on this machine (the tokens travel in clear).")
+    var insecureHTTP = false
+
+    @Option(
+      name: [.customShort("o"), .customLong("output")],
+      help: ArgumentHelp("Write to FILE atomically (mode 0600) instead of stdout.", valueName: "FILE"), completion: .file())
+    var output: String?
+
+    @Argument(help: ArgumentHelp("With --format git: the action git passes (get, store, erase).", valueName: "ACTION"))
+    var gitAction: String?
+
+    static let credential = "the refresh token"
+
+    func validate() throws {
+      _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+      try OAuthOptions.check(clientId: clientId)
+      guard minValidity >= 0, minValidity <= 86400 else { throw ValidationError("--min-validity must be between 0 and 86400 seconds.") }
+      guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
+      if format == .git {
+        guard let gitAction, ["get", "store", "erase"].contains(gitAction) else {
+          throw ValidationError("--format git is run by git with an action: get, store or erase.")
+        }
+      } else if let gitAction {
+        throw ValidationError("unexpected argument '\(gitAction)': only --format git takes an action.")
+      }
+    }
+
+    func run() throws {
+      try reportingFailures {
+        if format == .git {
+          // git writes the request (protocol=…, host=…) on stdin and waits for it to be read.
+          _ = readStandardInput()
+          if gitAction == "store" { return }
+        }
+        let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+        if let warning = server.warning { writeStandardError(warning) }
+        if let cacert, access(cacert, R_OK) != 0 {
+          throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+        }
+        let directory = try options.settings.stateDirectoryPath()
+        let store = try tokenStore(directory, create: false)
+        let settings = OAuthClientSettings(
+          server: server.text, realm: realm, clientId: clientId, scope: OAuthClientSettings.defaultScope,
+          redirectURI: OAuthClientSettings.defaultRedirectURI, cookieName: "iPlanetDirectoryPro")
+        let client = OAuthClient(
+          settings: settings, transport: curlTransport(HTTPClient(timeout: timeout, caFile: cacert), verbose: options.settings.verbose))
+        client.extraHeaders = ["User-Agent: fr-profile/\(frProfileVersion)"]
+        let manager = TokenManager(store: store, client: client)
+
+        if gitAction == "erase" {
+          try oauthFailures({ $0 }) { try manager.expire() }
+          return
+        }
+        let result = try oauthFailures({ $0 }) { try manager.validTokens(margin: minValidity) }
+        let tokens: StoredTokens
+        switch result {
+        case .valid(let valid, let refreshed):
+          if refreshed && options.settings.verbose { detail("refreshed the access token") }
+          tokens = valid
+        case .notLoggedIn:
+          throw Failure(
+            .loginRequired,
+            "no tokens are stored for client \(clientId) at \(server.text) (realm \(realm)): log in with 'fr-profile journey --server \(server.text) --realm \(realm) --tree … --client-id \(clientId)'."
+          )
+        case .loginRequired(let stale, let reason):
+          tokens = try logInAgain(stale, reason: reason, manager: manager)
+        }
+        try emit(tokens)
+      }
+    }
+
+    /// The journey again, on the terminal, with the options of the login that stored `stale`.
+    func logInAgain(_ stale: StoredTokens, reason: OAuthError?, manager: TokenManager) throws -> StoredTokens {
+      let why = reason.map { "the refresh token no longer works (\($0))" } ?? "the access token expired and no refresh token was issued"
+      let tree = tree ?? stale.tree
+      guard !noLogin, Terminal() != nil, let tree else {
+        throw Failure(
+          .loginRequired,
+          "\(why): log in again with 'fr-profile journey --server \(stale.server) --realm \(stale.realm) --tree \(tree ?? "…") --client-id \(clientId)'"
+            + (noLogin ? "." : " on a terminal.")
+        )
+      }
+      note("\(why): logging in again with the journey \(tree).")
+      var arguments = [
+        "--server", stale.server, "--realm", stale.realm, "--tree", tree, "--client-id", clientId, "--scope", stale.scope,
+        "--redirect-uri", stale.redirectURI, "--cookie-name", stale.cookieName, "--timeout", String(timeout),
+      ]
+      if let cacert { arguments += ["--cacert", cacert] }
+      if insecureHTTP { arguments.append("--insecure-http") }
+      var journey = try FRProfile.Journey.parse(arguments)
+      journey.options = options
+      let (body, answerer) = try journey.walk()
+      guard let session = body["tokenId"]?.stringValue else {
+        throw Failure(.badResponse, "the journey ended without a session (tokenId): no tokens can be had from it.")
+      }
+      return try journey.oauth.logIn(
+        session: session, tree: tree, server: stale.server, realm: stale.realm, cookieName: stale.cookieName,
+        transport: journey.transport(), stateDirectory: options.settings.stateDirectory,
+        printable: { answerer.printable($0, singleLine: true) })
+    }
+
+    func emit(_ tokens: StoredTokens) throws {
+      let now = OAuthClient.realTime()
+      let text: String
+      switch format {
+      case .bare:
+        text = tokens.accessToken + "\n"
+      case .git:
+        text = "username=\(gitUsername)\npassword=\(tokens.accessToken)\npassword_expiry_utc=\(Int(tokens.expiresAt))\n"
+      case .kubectl:
+        var status = JSONObject()
+        status["token"] = .string(tokens.accessToken)
+        status["expirationTimestamp"] = .string(Self.rfc3339(tokens.expiresAt))
+        var credential = JSONObject()
+        credential["apiVersion"] = .string(Self.execCredentialVersion())
+        credential["kind"] = "ExecCredential"
+        credential["status"] = .object(status)
+        text = JSONWriter.compact(.object(credential)) + "\n"
+      case .json:
+        var object = JSONObject()
+        object["access_token"] = .string(tokens.accessToken)
+        object["token_type"] = .string(tokens.tokenType)
+        object["expires_at"] = .string(Self.rfc3339(tokens.expiresAt))
+        object["expires_in"] = .number(max(0, (tokens.expiresAt - now).rounded(.down)))
+        object["scope"] = .string(tokens.grantedScope ?? tokens.scope)
+        if let claims = tokens.idToken.flatMap(Self.claims) { object["id_token_claims"] = .object(claims) }
+        text = (standardOutputIsTerminal && output == nil ? JSONWriter.pretty(.object(object)) : JSONWriter.compact(.object(object))) + "\n"
+      }
+      if let output, output != "-" {
+        try writeFileAtomically(output, text, mode: 0o600)
+      } else {
+        try printOutput(text)
+      }
+    }
+
+    /// The claims of an ID token the token store holds (verified when it arrived).
+    static func claims(_ token: String) -> JSONObject? {
+      let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+      guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])) else { return nil }
+      return (try? JSONParser.parse(bytes))?.objectValue
+    }
+
+    /// The ExecCredential version kubectl asks for (KUBERNETES_EXEC_INFO), v1 or v1beta1.
+    static func execCredentialVersion() -> String {
+      let v1 = "client.authentication.k8s.io/v1"
+      guard let info = getenv("KUBERNETES_EXEC_INFO").map({ String(cString: $0) }),
+        let asked = (try? JSONParser.parse(Array(info.utf8)))?["apiVersion"]?.stringValue,
+        [v1, "client.authentication.k8s.io/v1beta1"].contains(asked)
+      else { return v1 }
+      return asked
+    }
+
+    /// `2026-11-27T05:00:00Z`.
+    static func rfc3339(_ seconds: Double) -> String {
+      var time = time_t(seconds.rounded(.down))
+      var parts = tm()
+      gmtime_r(&time, &parts)
+      func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+      return
+        "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import ArgumentParser
+import Collectors
+import DeviceIdentity
+import JourneyHTTP
+import OAuthTokens
+import ProfileCLI
+import ProfileJSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// `journey`'s OAuth 2.0 options: with --client-id, the journey's session is traded for tokens
+/// that `token` hands out and `logout` ends.
+struct OAuthOptions: ParsableArguments {
+  @Option(
+    name: .customLong("client-id"),
+    help: ArgumentHelp(
+      "After the journey, get OAuth 2.0 tokens for this public client (authorization code with PKCE) and store them for 'fr-profile token'.",
+      valueName: "CLIENT"))
+  var clientId: String?
+
+  @Option(help: ArgumentHelp("The scopes asked for, space-separated.", valueName: "SCOPES"))
+  var scope = OAuthClientSettings.defaultScope
+
+  @Option(
+    name: .customLong("redirect-uri"),
+    help: ArgumentHelp(
+      "The client's redirect URI as registered in AM (read from AM's redirect, never opened).", valueName: "URI"))
+  var redirectURI = OAuthClientSettings.defaultRedirectURI
+
+  func validate() throws {
+    if let clientId { try Self.check(clientId: clientId) }
+    guard !scope.isEmpty, scope.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+      throw ValidationError("--scope takes scope names separated by spaces, e.g. \"openid profile\".")
+    }
+    guard redirectURI.contains(":"), !redirectURI.contains("#"), redirectURI.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+      throw ValidationError("--redirect-uri must be an absolute URI without a fragment, as registered on the client in AM.")
+    }
+  }
+
+  static func check(clientId: String) throws {
+    guard !clientId.isEmpty, clientId.utf8.count <= 256, clientId.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+      throw ValidationError("--client-id must be the OAuth 2.0 client's id: visible ASCII, at most 256 characters.")
+    }
+  }
+
+  /// Trades the journey's SSO token for tokens and stores them (the 0600 token store).
+  func logIn(
+    session: String, tree: String?, server: String, realm: String, cookieName: String, transport: @escaping OAuthTransport,
+    stateDirectory: String?, printable: (String) -> String
+  ) throws -> StoredTokens {
+    guard let clientId else { throw Failure(.usage, "--client-id is needed to get tokens.") }
+    let settings = OAuthClientSettings(
+      server: server, realm: realm, clientId: clientId, scope: scope, redirectURI: redirectURI, cookieName: cookieName)
+    let client = OAuthClient(settings: settings, transport: transport)
+    client.extraHeaders = ["User-Agent: fr-profile/\(frProfileVersion)"]
+    let directory = try ProfileSettings(stateDirectory: stateDirectory).stateDirectoryPath()
+    return try oauthFailures(printable) {
+      let tokens = try client.login(sessionToken: session, tree: tree)
+      let store = try tokenStore(directory, create: true)
+      try TokenManager(store: store, client: client).save(tokens)
+      return tokens
+    }
+  }
+}
+
+/// The HTTP client as the OAuth 2.0 client's transport.
+func curlTransport(_ client: HTTPClient, verbose: Bool) -> OAuthTransport {
+  { request in
+    if verbose { detail("\(request.method) \(OAuthClient.base(of: request.url))") }
+    let response: HTTPResponse
+    switch request.method {
+    case "GET": response = try client.get(request.url, headers: request.headers + ["Expect:"])
+    default: response = try client.post(request.url, headers: request.headers + ["Expect:"], body: request.body)
+    }
+    if verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
+    return OAuthResponse(status: response.status, body: response.body, location: response.location)
+  }
+}
+
+/// The token store under the state directory, its errors said as the command line says them.
+func tokenStore(_ stateDirectory: String, create: Bool) throws -> TokenStore {
+  do { return try TokenStore(stateDirectory: stateDirectory, create: create) } catch {
+    throw Failure(tokens: .directory(error))
+  }
+}
+
+/// Runs an OAuth step, its errors said as one line with the exit status they mean.
+func oauthFailures<T>(_ printable: (String) -> String, _ body: () throws -> T) throws -> T {
+  do { return try body() } catch let error as OAuthError {
+    let status: ExitStatus =
+      switch error {
+      case .sessionNotAccepted, .tokenRefused, .authorizationRefused, .consentRequired: .negative
+      case .foreignEndpoint: .untrustedServer
+      case .badResponse, .stateMismatch, .badRedirect, .httpStatus, .idToken: .badResponse
+      }
+    let advice =
+      switch error {
+      case .sessionNotAccepted: " Log in again (fr-profile journey … --client-id)."
+      case .tokenRefused(_, "invalid_client", _), .authorizationRefused("invalid_client", _), .authorizationRefused("invalid_request", _),
+        .authorizationRefused("unauthorized_client", _):
+        " Check --client-id and that --redirect-uri is registered on the client in AM."
+      default: ""
+      }
+    throw Failure(status, printable(error.description + "." + advice))
+  } catch let error as HTTPError {
+    throw Failure(FRProfile.Journey.exitStatus(error), printable(error.description))
+  } catch let error as TokenStoreError {
+    throw Failure(tokens: error)
+  }
+}
+
+extension Failure {
+  /// A token store error as the command line says it.
+  init(tokens error: TokenStoreError) {
+    let text = { (code: Int32) in String(cString: strerror(code)) }
+    switch error {
+    case .corrupt(let path, let reason):
+      self.init(.dataError, "the token file \(path) cannot be read: \(reason). Delete it and log in again.")
+    case .directory(let error):
+      switch error {
+      case .missing(let path):
+        self.init(.loginRequired, "no tokens are stored (\(path) does not exist): log in with 'fr-profile journey … --client-id'.")
+      case .notSecure(let path, .ancestorOwner(let uid)):
+        self.init(.permission, "refusing the token store: the directory \(path) above it belongs to uid \(uid), neither root nor you.")
+      case .notSecure(let path, .ancestorWritable(let mode)):
+        self.init(
+          .permission, "refusing the token store: others may write the directory \(path) above it (mode \(String(mode, radix: 8))).")
+      case .notSecure(let path, .rootDirectory): self.init(.permission, "refusing the token store under \(path).")
+      case .foreignOwner(let path, let owner), .fileForeignOwner(let path, let owner):
+        self.init(.permission, "refusing \(path): it belongs to uid \(owner), not to you (uid \(geteuid())).")
+      case .insecureMode(let path, let mode), .fileInsecureMode(let path, let mode):
+        self.init(
+          .permission,
+          "refusing \(path): others may read or write it (mode \(String(mode, radix: 8))); it holds tokens. Delete it and log in again.")
+      case .notADirectory(let path), .notARegularFile(let path):
+        self.init(.permission, "refusing \(path): it is not a regular file or directory (a link?).")
+      case .cannotCreate(let path, let code), .cannotWrite(let path, let code), .cannotLock(let path, let code):
+        self.init(code == EACCES ? .permission : .cannotCreate, "cannot write the token store \(path): \(text(code)).")
+      case .cannotOpen(let path, let code), .unreadable(let path, let code):
+        self.init(code == EACCES ? .permission : .ioError, "cannot read the token store \(path): \(text(code)).")
+      case .tooLarge(let path, let limit): self.init(.dataError, "the token file \(path) is larger than \(limit) bytes.")
+      case .exists(let path): self.init(.cannotCreate, "\(path) exists.")
+      }
+    }
+  }
+}
