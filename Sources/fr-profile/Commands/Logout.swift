@@ -47,41 +47,21 @@ extension FRProfile {
 
     @OptionGroup var identity: IdentityOptions
 
-    @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
-    var server: String
-
-    @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
-    var realm: String
+    @OptionGroup(title: "Server") var connection: TokenServerOptions
 
     @Option(
       name: .customLong("client-id"),
       help: ArgumentHelp("Only this OAuth 2.0 client's tokens (default: every client of this server and realm).", valueName: "CLIENT"))
     var clientId: String?
 
-    @Option(
-      help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"), completion: .file())
-    var cacert: String?
-
-    @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
-    var timeout: Double = 30
-
-    @Flag(
-      name: .customLong("insecure-http"),
-      help: "Allow a plain http:// --server that is not on this machine (the tokens travel in clear).")
-    var insecureHTTP = false
-
-    static let credential = "the refresh token and the SSO token"
-
     func validate() throws {
-      _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
       if let clientId { try OAuthOptions.check(clientId: clientId) }
-      guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
     }
 
     func run() throws {
       try reportingFailures {
-        let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-        if let warning = server.warning { writeStandardError(warning) }
+        let (server, http) = try connection.connect()
+        let realm = connection.realm
         let directory = try identity.settings.stateDirectoryPath()
         let store: TokenStore
         do throws(StateDirectoryError) { store = try TokenStore(stateDirectory: directory, create: false) } catch {
@@ -91,7 +71,6 @@ extension FRProfile {
           }
           throw Failure(tokens: .directory(error))
         }
-        let http = HTTPClient(timeout: timeout, caFile: cacert)
         var firstFailure: Failure? = nil
         var found = false
         try store.locked {

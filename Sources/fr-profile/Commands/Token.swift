@@ -69,11 +69,7 @@ extension FRProfile {
 
     @OptionGroup var options: ProfileOptions
 
-    @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
-    var server: String
-
-    @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
-    var realm: String
+    @OptionGroup(title: "Server") var connection: TokenServerOptions
 
     @Option(name: .customLong("client-id"), help: ArgumentHelp("The OAuth 2.0 client that logged in.", valueName: "CLIENT"))
     var clientId: String
@@ -96,18 +92,6 @@ extension FRProfile {
     var gitUsername = "oauth2"
 
     @Option(
-      help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"), completion: .file())
-    var cacert: String?
-
-    @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
-    var timeout: Double = 30
-
-    @Flag(
-      name: .customLong("insecure-http"),
-      help: "Allow a plain http:// --server that is not on this machine (the tokens travel in clear).")
-    var insecureHTTP = false
-
-    @Option(
       name: [.customShort("o"), .customLong("output")],
       help: ArgumentHelp("Write to FILE atomically (mode 0600) instead of stdout.", valueName: "FILE"), completion: .file())
     var output: String?
@@ -115,13 +99,9 @@ extension FRProfile {
     @Argument(help: ArgumentHelp("With --format git: the action git passes (get, store, erase).", valueName: "ACTION"))
     var gitAction: String?
 
-    static let credential = "the refresh token"
-
     func validate() throws {
-      _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
       try OAuthOptions.check(clientId: clientId)
       guard minValidity >= 0, minValidity <= 86400 else { throw ValidationError("--min-validity must be between 0 and 86400 seconds.") }
-      guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
       if format == .git {
         guard let gitAction, ["get", "store", "erase"].contains(gitAction) else {
           throw ValidationError("--format git is run by git with an action: get, store or erase.")
@@ -138,18 +118,15 @@ extension FRProfile {
           _ = readStandardInput()
           if gitAction == "store" { return }
         }
-        let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-        if let warning = server.warning { writeStandardError(warning) }
-        if let cacert, access(cacert, R_OK) != 0 {
-          throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
-        }
+        let (server, http) = try connection.connect()
+        let realm = connection.realm
         let directory = try options.settings.stateDirectoryPath()
         let store = try tokenStore(directory, create: false)
         let settings = OAuthClientSettings(
           server: server.text, realm: realm, clientId: clientId, scope: OAuthClientSettings.defaultScope,
           redirectURI: OAuthClientSettings.defaultRedirectURI, cookieName: "iPlanetDirectoryPro")
         let client = OAuthClient(
-          settings: settings, transport: curlTransport(HTTPClient(timeout: timeout, caFile: cacert), verbose: options.settings.verbose))
+          settings: settings, transport: curlTransport(http, verbose: options.settings.verbose))
         client.extraHeaders = ["User-Agent: fr-profile/\(frProfileVersion)"]
         let manager = TokenManager(store: store, client: client)
 
@@ -189,10 +166,10 @@ extension FRProfile {
       note("\(why): logging in again with the journey \(tree).")
       var arguments = [
         "--server", stale.server, "--realm", stale.realm, "--tree", tree, "--client-id", clientId, "--scope", stale.scope,
-        "--redirect-uri", stale.redirectURI, "--cookie-name", stale.cookieName, "--timeout", String(timeout),
+        "--redirect-uri", stale.redirectURI, "--cookie-name", stale.cookieName, "--timeout", String(connection.timeout),
       ]
-      if let cacert { arguments += ["--cacert", cacert] }
-      if insecureHTTP { arguments.append("--insecure-http") }
+      if let cacert = connection.cacert { arguments += ["--cacert", cacert] }
+      if connection.insecureHTTP { arguments.append("--insecure-http") }
       var journey = try FRProfile.Journey.parse(arguments)
       journey.options = options
       let (body, answerer) = try journey.walk()

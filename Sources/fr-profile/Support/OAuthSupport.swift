@@ -67,6 +67,44 @@ struct OAuthOptions: ParsableArguments {
   }
 }
 
+/// The server options of `token` and `logout`: where the tokens were issued, and how to reach it.
+struct TokenServerOptions: ParsableArguments {
+  @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
+  var server: String
+
+  @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
+  var realm: String
+
+  @Option(
+    help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"), completion: .file())
+  var cacert: String?
+
+  @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
+  var timeout: Double = 30
+
+  @Flag(
+    name: .customLong("insecure-http"),
+    help: "Allow a plain http:// --server that is not on this machine (the tokens travel in clear).")
+  var insecureHTTP = false
+
+  static let credential = "the refresh token and the SSO token"
+
+  func validate() throws {
+    _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+    guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
+  }
+
+  /// The checked URL (its warning printed) and the HTTP client; an unreadable --cacert is exit 66.
+  func connect() throws -> (AMServerURL, HTTPClient) {
+    let url = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+    if let warning = url.warning { writeStandardError(warning) }
+    if let cacert, access(cacert, R_OK) != 0 {
+      throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+    }
+    return (url, HTTPClient(timeout: timeout, caFile: cacert))
+  }
+}
+
 /// The HTTP client as the OAuth 2.0 client's transport.
 func curlTransport(_ client: HTTPClient, verbose: Bool) -> OAuthTransport {
   { request in
