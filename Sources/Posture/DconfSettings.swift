@@ -114,7 +114,8 @@ func xmlDefault(_ xml: String, schema: String, key: String) -> (type: String, te
   let keyElement = element[..<close.lowerBound]
   guard let typeStart = keyElement.firstRange(of: "type=\"") else { return nil }
   let type = keyElement[typeStart.upperBound...].prefix(while: { $0 != "\"" })
-  guard let open = keyElement.firstRange(of: "<default>"), let end = keyElement.firstRange(of: "</default>"), open.upperBound <= end.lowerBound
+  guard let open = keyElement.firstRange(of: "<default>"), let end = keyElement.firstRange(of: "</default>"),
+    open.upperBound <= end.lowerBound
   else { return nil }
   return (String(type), String(keyElement[open.upperBound..<end.lowerBound].trimmingSpaces))
 }

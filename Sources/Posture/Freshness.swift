@@ -37,6 +37,7 @@ struct Freshness {
         details: [("source", .string(path))])
     }
     return .unknown(
-      "no package database found (\(Self.packageDatabases.map(\.0).joined(separator: ", "))): the package manager is not one fr-profile knows")
+      "no package database found (\(Self.packageDatabases.map(\.0).joined(separator: ", "))): the package manager is not one fr-profile knows"
+    )
   }
 }

@@ -62,7 +62,8 @@ struct GVDBFile {
       guard keyStart <= bytes.count, keySize <= bytes.count - keyStart else { throw .malformed("a key outside the file") }
       let type = bytes[at + 14]
       // Only 'v', 'H' and 'L' items point at a value; others carry it in place.
-      let value = type == UInt8(ascii: "v") || type == UInt8(ascii: "H") || type == UInt8(ascii: "L") ? try pointer(bytes, at: at + 16) : 0..<0
+      let value =
+        type == UInt8(ascii: "v") || type == UInt8(ascii: "H") || type == UInt8(ascii: "L") ? try pointer(bytes, at: at + 16) : 0..<0
       raw.append((word32(bytes, at + 4), String(decoding: bytes[keyStart..<(keyStart + keySize)], as: UTF8.self), type, value))
     }
     var names: [String?] = Array(repeating: nil, count: count)

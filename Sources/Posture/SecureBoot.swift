@@ -26,7 +26,8 @@ struct SecureBoot {
       if case .value(1) = variable("MokSBStateRT-\(Self.shimVariable)") {
         enabled = .holds(
           false,
-          "the firmware's SecureBoot variable is 1, but shim's MokSBStateRT is 1: shim does not verify the boot loader and kernel it starts")
+          "the firmware's SecureBoot variable is 1, but shim's MokSBStateRT is 1: shim does not verify the boot loader and kernel it starts"
+        )
       } else {
         enabled = .holds(true, "the firmware's SecureBoot variable is 1: the firmware verifies what it boots")
       }
@@ -55,7 +56,8 @@ struct SecureBoot {
       }
       return .holds(
         false,
-        "there is no /sys/firmware/efi: the kernel was not started by UEFI firmware (BIOS or direct kernel boot), so no firmware verified it")
+        "there is no /sys/firmware/efi: the kernel was not started by UEFI firmware (BIOS or direct kernel boot), so no firmware verified it"
+      )
     }
     if system.listDirectory(Self.efivars).isEmpty {
       return .unknown("\(Self.efivars) is empty: efivarfs is not mounted, so the firmware's variables cannot be read")

@@ -48,7 +48,8 @@ struct SecurityModules {
     guard let profiles = system.readText(path) else {
       return .holds(
         true,
-        "\(source): AppArmor is active; how many profiles enforce is in \(path), which only a caller allowed to view policy (root) can read")
+        "\(source): AppArmor is active; how many profiles enforce is in \(path), which only a caller allowed to view policy (root) can read"
+      )
     }
     let lines = profiles.split(separator: "\n")
     let enforcing = lines.filter { $0.hasSuffix("(enforce)") }.count

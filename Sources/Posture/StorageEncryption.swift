@@ -46,7 +46,9 @@ struct StorageEncryption {
     }
     switch entry.fileSystem {
     case "overlay":
-      return (nil, "\(what) is an overlay file system (a container's root): its layers are stored on the host, which this view does not show")
+      return (
+        nil, "\(what) is an overlay file system (a container's root): its layers are stored on the host, which this view does not show"
+      )
     case "tmpfs", "ramfs":
       return (nil, "\(what) is held in memory (\(entry.fileSystem)); tmpfs pages can still be swapped out")
     default:

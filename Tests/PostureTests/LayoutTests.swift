@@ -87,7 +87,9 @@ func layout(_ name: String) -> SystemSource {
     let report = report("lvm-on-luks")
     let root = try #require(report["rootEncrypted"])
     #expect(root.holds == true)
-    #expect(root.reason.contains("dm-1 (254:1), the LVM logical volume debian--vg-root, on dm-0 (254:0), the dm-crypt mapping sda3_crypt (LUKS2)"))
+    #expect(
+      root.reason.contains("dm-1 (254:1), the LVM logical volume debian--vg-root, on dm-0 (254:0), the dm-crypt mapping sda3_crypt (LUKS2)")
+    )
     #expect(report["homeEncrypted"]?.holds == true)
     #expect(report["homeEncrypted"]?.reason.contains("debian--vg-home") == true)
     #expect(report["swapEncrypted"]?.holds == true)

@@ -11,7 +11,8 @@ extension TemporaryTree {
 
   /// A symbolic link at `path` (inside the tree) whose target is `target`, as written.
   func link(_ path: String, to target: String) throws {
-    try FileManager.default.createDirectory(atPath: ((root + path) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(
+      atPath: ((root + path) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
     try FileManager.default.createSymbolicLink(atPath: root + path, withDestinationPath: target)
   }
 
@@ -46,7 +47,8 @@ extension TemporaryTree {
   }
 
   @Test func swapsParsesPartitionsAndFiles() {
-    let (areas, malformed) = parseSwaps("Filename\tType\tSize\tUsed\tPriority\n/dev/dm-1  partition\t8388604\t0\t-2\n/swap\\040file file 2097148 0 -3\n")
+    let (areas, malformed) = parseSwaps(
+      "Filename\tType\tSize\tUsed\tPriority\n/dev/dm-1  partition\t8388604\t0\t-2\n/swap\\040file file 2097148 0 -3\n")
     #expect(malformed == 0)
     #expect(areas == [SwapArea(path: "/dev/dm-1", type: "partition"), SwapArea(path: "/swap file", type: "file")])
   }

@@ -33,8 +33,9 @@ extension FRProfile {
         EXAMPLES:
           fr-profile posture
           fr-profile posture --json --pretty
-          fr-profile posture --user alice
-          fr-profile posture --root Tests/PostureTests/Fixtures/lvm-on-luks --json -o posture.json
+          fr-profile posture --user 1000
+          fr-profile posture --root Tests/PostureTests/Fixtures/lvm-on-luks \\
+              --json -o posture.json
         """
     )
 
