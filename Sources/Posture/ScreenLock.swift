@@ -34,9 +34,13 @@ struct ScreenLock {
     guard let home = home() else {
       return .unknown("\(desktop.description): uid \(uid) has no home directory in /etc/passwd, so its settings cannot be found")
     }
-    let names = desktop.name.uppercased().split(separator: ":")
-    if names.contains("GNOME") || names.contains("UNITY") { return gnome(home: home, session: desktop.description) }
-    if names.contains("KDE") { return kde(home: home, session: desktop.description) }
+    // logind's DESKTOP is the session's XDG_SESSION_DESKTOP: "gnome" (Fedora), "ubuntu" (Ubuntu's
+    // GNOME session), "KDE"; XDG_CURRENT_DESKTOP lists names: "ubuntu:GNOME".
+    let names = desktop.name.lowercased().split(separator: ":")
+    if names.contains(where: { $0.hasPrefix("gnome") || $0 == "ubuntu" || $0 == "unity" }) {
+      return gnome(home: home, session: desktop.description)
+    }
+    if names.contains(where: { $0 == "kde" || $0.hasPrefix("plasma") }) { return kde(home: home, session: desktop.description) }
     return .unknown("\(desktop.description): fr-profile reads only GNOME's and KDE Plasma's screen-lock settings")
   }
 

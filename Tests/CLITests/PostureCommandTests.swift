@@ -74,6 +74,28 @@ import Testing
     #expect(unknownUser.status == 66 && unknownUser.stderr.contains("no such user"))
   }
 
+  /// The files only posture reads: the profile must not change with them, so collect never opens
+  /// one (strace sees every path a process names); posture itself, the control, opens them all.
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+  func collectNeverReadsPosturesFiles() throws {
+    let directory = try makeTemporaryDirectory("fr-profile-strace")
+    defer { removeTemporaryDirectory(directory) }
+    let postureOnly = ["/proc/self/mountinfo", "/proc/swaps", "/etc/pam.d/passwd", "/run/systemd/sessions", "/var/lib/dpkg/status"]
+    func paths(_ arguments: [String]) throws -> String {
+      let trace = directory + "/trace-\(arguments[0])"
+      let result = try run(
+        arguments, environment: ["FR_PROFILE_HOME": directory + "/state"],
+        prefix: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=%file", "-o", trace])
+      #expect(result.status == 0, "\(arguments): \(result.stderr)")
+      return try String(contentsOfFile: trace, encoding: .utf8)
+    }
+    let collected = try paths(["collect", "--compact"])
+    #expect(collected.contains("/proc/meminfo"), "strace saw nothing: \(collected.prefix(300))")
+    for path in postureOnly { #expect(!collected.contains("\"\(path)"), "collect opened \(path)") }
+    let posture = try paths(["posture", "--json"])
+    for path in postureOnly { #expect(posture.contains("\"\(path)"), "posture did not open \(path)") }
+  }
+
   @Test func garbageInEveryFileIsUnknownNotACrash() throws {
     let tree = try TemporaryTree()
     defer { tree.remove() }

@@ -180,7 +180,7 @@ ORIGINAL_TYPE=wayland
 CLASS=user
 SCOPE=session-2.scope
 SERVICE=gdm-password
-DESKTOP=GNOME
+DESKTOP=gnome
 SEAT=seat0
 """)
     t.gvdb("/home/alex/.config/dconf/user", "dconf-idle-600.gvdb")
@@ -277,7 +277,7 @@ def zfs():
     t.enable("multi-user.target", "ufw.service")
     t.write("/etc/pam.d/passwd", DEBIAN_PASSWD)
     t.write("/etc/pam.d/common-password", DEBIAN_COMMON_PASSWORD_UNIX)
-    t.write("/run/systemd/sessions/2", "UID=1000\nUSER=jo\nACTIVE=1\nSTATE=active\nTYPE=wayland\nCLASS=user\nDESKTOP=ubuntu:GNOME\nSERVICE=gdm-password\n")
+    t.write("/run/systemd/sessions/2", "UID=1000\nUSER=jo\nACTIVE=1\nSTATE=active\nTYPE=wayland\nCLASS=user\nDESKTOP=ubuntu\nSERVICE=gdm-password\n")
     t.gvdb("/home/jo/.config/dconf/user", "dconf-lock-disabled.gvdb")
     t.write("/usr/share/glib-2.0/schemas/org.gnome.desktop.screensaver.gschema.xml", GNOME_SCREENSAVER)
     t.write("/usr/share/glib-2.0/schemas/org.gnome.desktop.session.gschema.xml", GNOME_SESSION)
