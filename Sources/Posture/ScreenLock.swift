@@ -1,12 +1,20 @@
 import Collectors
 import ProfileJSON
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// `screenLockOnIdle` ← whether the desktop session of the user running fr-profile locks its
 /// screen by itself when idle, from the desktop's own settings files (no D-Bus, no root).
 ///
 /// The session: a graphical session of the user's uid in /run/systemd/sessions/* (logind's
 /// world-readable state: `UID=`, `TYPE=x11|wayland`, `DESKTOP=`), else `XDG_CURRENT_DESKTOP`
-/// when fr-profile runs inside one. The home directory comes from /etc/passwd.
+/// when fr-profile runs inside one. The home directory comes from /etc/passwd (for the caller's
+/// own uid, else `HOME`). `DCONF_PROFILE` and `XDG_CONFIG_HOME` of the session are not seen: the
+/// default profile and ~/.config are read.
 ///
 /// GNOME: the keys org.gnome.desktop.screensaver `lock-enabled` and `idle-activation-enabled`
 /// and org.gnome.desktop.session `idle-delay` (seconds, 0 = never idle), plus `lock-delay`,
@@ -60,13 +68,14 @@ struct ScreenLock {
     return nil
   }
 
-  /// The user's home directory from /etc/passwd.
+  /// The user's home directory from /etc/passwd; for the caller's own uid, else `HOME` (a user
+  /// of a directory service, whom /etc/passwd does not list).
   func home() -> String? {
-    guard let text = system.readText("/etc/passwd") else { return nil }
-    for line in text.split(separator: "\n") {
+    for line in (system.readText("/etc/passwd") ?? "").split(separator: "\n") {
       let fields = line.split(separator: ":", omittingEmptySubsequences: false)
       if fields.count >= 7, UInt32(fields[2]) == uid, fields[5].hasPrefix("/") { return String(fields[5]) }
     }
+    if uid == getuid(), let home = system.variable("HOME"), home.hasPrefix("/") { return home }
     return nil
   }
 

@@ -203,4 +203,17 @@ extension TemporaryTree {
     try tree.write("/run/systemd/sessions/6", "UID=1001\nTYPE=x11\nDESKTOP=XFCE\n")
     #expect(ScreenLock(system: tree.system, uid: 1001).fact().reason.contains("only GNOME's and KDE Plasma's"))
   }
+
+  @Test func theCallersHomeComesFromHOMEWhenPasswdDoesNotListThem() throws {
+    let tree = try TemporaryTree()
+    defer { tree.remove() }
+    try tree.write("/etc/passwd", "someone:x:4242:4242::/home/someone:/bin/sh\n")
+    try tree.write("/run/systemd/sessions/7", "UID=\(getuid() + 1)\nTYPE=wayland\nDESKTOP=KDE\n")
+    try tree.write("/run/systemd/sessions/8", "UID=\(getuid())\nTYPE=wayland\nDESKTOP=KDE\n")
+    try tree.write("/srv/me/.config/kscreenlockerrc", "[Daemon]\nTimeout=10\n")
+    let listed = ScreenLock(system: SystemSource(root: tree.root, environment: ["HOME": "/srv/me"]), uid: getuid()).fact()
+    #expect(listed.holds == true && listed.details.first?.1 == .number(600))
+    let other = ScreenLock(system: SystemSource(root: tree.root, environment: ["HOME": "/srv/me"]), uid: getuid() + 1).fact()
+    #expect(other.isUnknown && other.reason.contains("no home directory"))
+  }
 }
