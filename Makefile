@@ -186,6 +186,7 @@ install-files:
 	$(STRIP) $(DESTDIR)$(BINDIR)/fr-profile
 	install -m 0644 match-config.json $(DESTDIR)$(DATADIR)/fr-profile/match-config.json
 	install -D -m 0644 am/fr-tpm-attestation.js $(DESTDIR)$(DATADIR)/fr-profile/am/fr-tpm-attestation.js
+	install -D -m 0644 am/fr-posture.js $(DESTDIR)$(DATADIR)/fr-profile/am/fr-posture.js
 	for page in $(DOCS)/man/man1/*.1; do gzip -9n < $$page > $(DESTDIR)$(MANDIR)/man1/$${page##*/}.gz; \
 	  chmod 0644 $(DESTDIR)$(MANDIR)/man1/$${page##*/}.gz; done
 	install -m 0644 $(DOCS)/completions/fr-profile.bash $(DESTDIR)$(BASHCOMPDIR)/fr-profile

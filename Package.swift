@@ -59,6 +59,7 @@ let package = Package(
         "Collectors",
         "DeviceBinding",
         "DeviceIdentity",
+        "Posture",
         "Journey",
         "JourneyProfiler",
         "JourneyHTTP",
@@ -118,6 +119,12 @@ let package = Package(
       ],
       swiftSettings: fuzzed
     ),
+    // The device's security posture (docs/posture.md): facts read from files without root,
+    // each true, false or unknown with its reason. `fr-profile posture` and the signing path's
+    // `--posture` use it; collect never does (the profile must not change with posture).
+    .target(name: "Posture", dependencies: ["Collectors", "ProfileJSON"]),
+    .testTarget(
+      name: "PostureTests", dependencies: ["Posture", "Collectors", "ProfileJSON", "TestSupport"], exclude: ["Fixtures"]),
     // The device's identity: the state directory (walked and held by a descriptor), the device
     // key (a file or a TPM key) and the identifier derived from it. Not a collector: the
     // profile, binding and attestation all use it.

@@ -26,6 +26,7 @@ sed 's/^/  lintian: /' "$work/lintian.txt"
 # The file list.
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$work/files"
 for path in /usr/bin/fr-profile /usr/share/fr-profile/match-config.json /usr/share/fr-profile/am/fr-tpm-attestation.js \
+  /usr/share/fr-profile/am/fr-posture.js /usr/share/man/man1/fr-profile-posture.1.gz \
   /usr/share/man/man1/fr-profile.1.gz /usr/share/man/man1/fr-profile-collect.1.gz \
   /usr/share/man/man1/fr-profile-identifier.1.gz /usr/share/man/man1/fr-profile-tamper.1.gz \
   /usr/share/man/man1/fr-profile-match.1.gz /usr/share/man/man1/fr-profile-callback.1.gz \
@@ -105,7 +106,7 @@ fi
 
 # Man pages: every option of every command's --help is in its page.
 man_text() { MANWIDTH=200 man -l "$1" 2>/dev/null | col -b; }
-for command in "" collect identifier tamper match callback journey policy "keys list" "keys delete"; do
+for command in "" collect identifier tamper posture match callback journey policy "keys list" "keys delete"; do
   page=$work/x/usr/share/man/man1/fr-profile${command:+-${command// /-}}.1.gz
   text=$(man_text "$page")
   [[ -n $text ]] || { fail "man page ${page##*/} does not render"; continue; }

@@ -24,6 +24,7 @@ struct FRProfile: ParsableCommand {
         fr-profile collect --pretty
         fr-profile identifier --json
         fr-profile tamper
+        fr-profile posture
         fr-profile match stored.json incoming.json
         fr-profile callback step.json -o answer.json
         fr-profile journey --server https://am.example.com/am --realm alpha \\
@@ -32,7 +33,7 @@ struct FRProfile: ParsableCommand {
       """,
     version: versionText,
     subcommands: [
-      Collect.self, Identifier.self, Tamper.self, Match.self, Callback.self, Journey.self, Keys.self,
+      Collect.self, Identifier.self, Tamper.self, Posture.self, Match.self, Callback.self, Journey.self, Keys.self,
       Policy.self, Attest.self, Token.self, Logout.self,
     ]
   )

@@ -6,7 +6,8 @@
  *   java -cp rhino.jar:STUBS org.mozilla.javascript.tools.shell.Main harness.js SCRIPT CONTEXT
  *
  * CONTEXT is JSON: {"sharedState":{…},"transientState":{…},"callbacks":[{"id":…,"value":…}],
- * "config":{…}} (config becomes FR_TPM_ATTESTATION_CONFIG). Prints the node's result as JSON:
+ * "config":{…},"posturePolicy":{…}} (config becomes FR_TPM_ATTESTATION_CONFIG, posturePolicy
+ * FR_POSTURE_POLICY). Prints the node's result as JSON:
  * {"outcome":…|null,"callbacks":[{"type":"HiddenValueCallback","id":…,"value":…}],
  *  "sharedState":{…},"log":[…]}.
  */
@@ -36,6 +37,7 @@ var logger = {
 var outcome;
 var action;
 if (harnessContext.config) var FR_TPM_ATTESTATION_CONFIG = harnessContext.config;
+if (harnessContext.posturePolicy) var FR_POSTURE_POLICY = harnessContext.posturePolicy;
 
 load(harnessScript);
 

@@ -137,6 +137,7 @@ import Testing
     let env = ["FR_PROFILE_HOME": directory + "/state"]
     for arguments in [
       ["collect", "-o", "-"], ["collect", "--no-metadata", "--output", "-"], ["identifier", "-o", "-"], ["tamper", "-o", "-"],
+      ["posture", "-o", "-"],
     ] {
       let result = try run(arguments, environment: env, directory: directory)
       #expect(result.status == 0, "\(arguments): \(result.stderr)")
@@ -151,6 +152,7 @@ import Testing
     let env = ["FR_PROFILE_HOME": directory + "/state"]
     let commands: [(String, [String])] = [
       ("collect", ["collect"]), ("identifier", ["identifier", "--json"]), ("tamper", ["tamper", "--json"]),
+      ("posture", ["posture", "--json"]),
       ("callback", ["callback", cliFixture("callbacks/authenticate-device-profile-LocationOnly.json")]),
     ]
     for (name, arguments) in commands {

@@ -16,7 +16,7 @@ import Testing
     var description: String { "\(source): \(command)" }
   }
 
-  static let commands = ["", "collect", "identifier", "tamper", "match", "callback", "journey", "token", "logout"]
+  static let commands = ["", "collect", "identifier", "tamper", "posture", "match", "callback", "journey", "token", "logout"]
   static let password = "s3cret-Passw0rd"
 
   /// The lines under "EXAMPLES:" of each command's --help, continuation lines joined.

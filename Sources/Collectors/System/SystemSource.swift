@@ -159,6 +159,15 @@ public struct SystemSource: Sendable {
     }
   }
 
+  /// The last change of a file's contents (`st_mtim`, seconds since the epoch), following links;
+  /// nil if it cannot be examined. Not on collect's path: `fr-profile posture` ages the package
+  /// database with it.
+  public func modificationTime(_ absolute: String) -> Int64? {
+    var info = stat()
+    guard stat(path(absolute), &info) == 0 else { return nil }
+    return Int64(info.st_mtim.tv_sec)
+  }
+
   /// Total bytes of the file system holding `absolute` (statvfs `f_blocks × f_frsize`).
   public func fileSystemSize(_ absolute: String) -> UInt64? {
     var info = statvfs()

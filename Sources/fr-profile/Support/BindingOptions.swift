@@ -45,6 +45,12 @@ package struct BindingOptions: ParsableArguments {
     help: ArgumentHelp("Add a custom claim to signing JWSs, e.g. --claim 'os=\"linux\"' (JSON value; repeatable).", valueName: "NAME=JSON"))
   package var claims: [String] = []
 
+  @Flag(
+    name: .customLong("posture"),
+    help: ArgumentHelp(
+      "Add this machine's security posture ('fr-profile posture --json', never --root's) to signing JWSs as the claim posture."))
+  package var posture = false
+
   @Option(
     name: .customLong("policies"),
     help: ArgumentHelp(
@@ -82,6 +88,9 @@ package struct BindingOptions: ParsableArguments {
     for claim in claims {
       guard let equals = claim.firstIndex(of: "="), equals != claim.startIndex else {
         throw ValidationError("--claim \(claim): write NAME=JSON, e.g. --claim 'os=\"linux\"'.")
+      }
+      if posture && claim[..<equals] == "posture" {
+        throw ValidationError("--claim posture=… and --posture both set the claim posture: give one.")
       }
       guard (try? JSONParser.parse(Array(claim[claim.index(after: equals)...].utf8))) != nil else {
         throw ValidationError("--claim \(claim): the value after = is not JSON (quote strings: 'os=\"linux\"').")

@@ -3,6 +3,7 @@ import Collectors
 import DeviceBinding
 import DeviceIdentity
 import Journey
+import Posture
 import ProfileCLI
 import ProfileJSON
 import TPMKeys
@@ -229,11 +230,18 @@ struct BindingSetup {
       store: store, applicationId: options.applicationId, deviceId: deviceId, deviceName: options.deviceName ?? fallbackName(),
       pins: PINGate(source: pinSource, policy: pinPolicy, lockPolicy: lockPolicy), userVerifier: verifier, policies: policies,
       policyEvaluator: evaluator, policyContext: policyContext(verifier: verifier),
-      customClaims: options.customClaims, boundUser: options.boundUser, selectKey: selector, deadline: deadline)
+      customClaims: options.customClaims + postureClaim(), boundUser: options.boundUser, selectKey: selector, deadline: deadline)
     if options.tpmEvidence {
       binder.attester = TPMAttester(tcti: store.tcti, stateDirectory: identity.directory, activated: true)
     }
     return binder
+  }
+
+  /// With --posture, the claim `posture`: this machine's posture (never a --root tree's, as app
+  /// policies), read when the binder is made, for the user running fr-profile.
+  func postureClaim() -> [(String, JSON)] {
+    guard options.posture else { return [] }
+    return [("posture", PostureReport.evaluate(.live(), uid: getuid(), now: Int64(time(nil))).json)]
   }
 
   /// The profile's platform.deviceName (what collect reports), else the host name.

@@ -9,6 +9,7 @@ enum AMScript {
   static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().path
   static let attestationScript = packageRoot + "/am/fr-tpm-attestation.js"
+  static let postureScript = packageRoot + "/am/fr-posture.js"
   static let rhinoJar = "/usr/share/java/rhino.jar"
 
   /// The compiled stubs (javac into <package>/.build/am-script-stubs).
