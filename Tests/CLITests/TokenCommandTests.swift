@@ -245,7 +245,10 @@ struct TokenCommandTests {
       let first = try run(arguments)
       #expect(first.status == 0, "\(first.stderr)")
       #expect(first.stderr.contains("revoked the refresh token") && first.stderr.contains("ended the AM session"), "\(first.stderr)")
-      #expect(tokenFiles(directory).isEmpty)
+      // Nothing but the empty lock file stays (docs/tokens.md: a lock file is never deleted).
+      let left = try FileManager.default.contentsOfDirectory(atPath: directory + "/state/tokens")
+      #expect(left == [".lock"], "\(left)")
+      #expect((try FileManager.default.attributesOfItem(atPath: directory + "/state/tokens/.lock")[.size] as? NSNumber)?.intValue == 0)
       #expect(try server.whoami(accessToken) == 401, "the access token outlived the revocation of its refresh token")
       let stats = try server.stats()
       #expect(stats["revoke"] == 1 && stats["logout"] == 1, "\(stats)")
