@@ -36,8 +36,9 @@ var POLICY = (typeof FR_POSTURE_POLICY !== "undefined") ? FR_POSTURE_POLICY : {
 var JWT_KEY = "DeviceSigningVerifierNode.JWT";
 var STATE_KEY = "frPosture";
 
-/* Bounds, checked before JSON.parse: Rhino's parser recurses per nesting level and its stack
- * overflow cannot be caught. A posture JWS is 3-6 KB and nests 3 levels deep. */
+/* Bounds, checked before JSON.parse (as in fr-tpm-attestation.js; each script stands alone in
+ * AM): Rhino's parser recurses per nesting level and its stack overflow cannot be caught. A
+ * posture JWS is 3-6 KB and nests 3 levels deep. */
 var MAX_LENGTH = 65536;
 var MAX_DEPTH = 8;
 
@@ -62,10 +63,15 @@ function boundedJSON(text, what) {
   return JSON.parse(text);
 }
 
-/* Text for a log line or a reason: no control characters, at most `limit` characters. */
+/* Text for a log line or a reason: no control characters, at most `limit` characters (never
+ * half a surrogate pair). The same as fr-tpm-attestation.js's: AM runs each node's script
+ * alone, so each carries its own copy. */
 function loggable(text, limit) {
   text = String(text);
-  if (text.length > limit) text = text.substring(0, limit) + "...";
+  if (text.length > limit) {
+    var end = /[\ud800-\udbff]/.test(text.charAt(limit - 1)) ? limit - 1 : limit;
+    text = text.substring(0, end) + "...";
+  }
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "?");
 }
 
