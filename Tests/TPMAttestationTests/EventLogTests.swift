@@ -191,6 +191,36 @@ struct EventLogTests {
     #expect(try SecureBootState(try EventLog(parsing: built.bytes).verify(pcrs: built.pcrs)).enabled == false)
   }
 
+  @Test("a SecureBoot variable measured empty (firmware without it) is off; longer than a byte is refused")
+  func secureBootEmptyIsOff() throws {
+    var empty = BuiltLog.standard()
+    empty.records[1] = BuiltLog.standard(secureBoot: 0).records[1]
+    empty.records[1].data = BuiltLog.variable(BuiltLog.efiGlobalVariable, "SecureBoot", [])
+    empty.records[1].sha256 = Array(SHA256.hash(data: empty.records[1].data))
+    #expect(try SecureBootState(try EventLog(parsing: empty.bytes).verify(pcrs: empty.pcrs)).enabled == false)
+    var long = empty
+    long.records[1].data = BuiltLog.variable(BuiltLog.efiGlobalVariable, "SecureBoot", [1, 1])
+    long.records[1].sha256 = Array(SHA256.hash(data: long.records[1].data))
+    #expect(throws: BootStateError.malformedVariable(sequence: 1, reason: "SecureBoot is longer than one byte")) {
+      try SecureBootState(try EventLog(parsing: long.bytes).verify(pcrs: long.pcrs))
+    }
+  }
+
+  @Test("an EV_NO_ACTION event may name PCR 0xFFFFFFFF (Windows); any other event past PCR 23 is refused")
+  func noActionMayNameAnyPCR() throws {
+    var built = BuiltLog.standard()
+    built.records.append(
+      BuiltLog.Record(
+        pcr: 0xFFFF_FFFF, type: 0x3, data: Array("Windows".utf8), sha256: .init(repeating: 0, count: 32),
+        sha1: .init(repeating: 0, count: 20)))
+    let log = try EventLog(parsing: built.bytes)
+    #expect(log.events.last?.pcr == 0xFFFF_FFFF)
+    #expect(try SecureBootState(try log.verify(pcrs: built.pcrs)).enabled)
+    built.records[built.records.count - 1].type = 0x5
+    let offset = built.bytes.count - 4 - 7 - 12 - 2 * 2 - 20 - 32
+    #expect(throws: EventLogError.pcrOutOfRange(offset: offset, pcr: 0xFFFF_FFFF)) { try EventLog(parsing: built.bytes) }
+  }
+
   @Test("Secure Boot needs PCRs 0–7 replayed: events of PCRs not compared are never read")
   func secureBootNeedsReplayedPCRs() throws {
     let built = BuiltLog.standard()

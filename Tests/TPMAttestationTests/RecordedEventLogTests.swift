@@ -51,6 +51,26 @@ struct RecordedEventLogTests {
     #expect(!replayed.events.contains { $0.pcr < 7 && $0.type == .separator })
   }
 
+  @Test("option_rom_eventlog (Windows, legacy SHA-1) replays to the PCRs of go-attestation's TestSecureBootOptionRom: Secure Boot on")
+  func optionROMLogSecureBootOn() throws {
+    let log = try EventLog(parsing: try Self.log("option_rom_eventlog"))
+    #expect(!log.cryptoAgile)
+    // Windows appends EV_NO_ACTION events with PCR index 0xFFFFFFFF; they are parsed, not extended.
+    #expect(log.events.contains { $0.pcr == 0xFFFF_FFFF && $0.type == .noAction })
+    // attest/secureboot_test.go, SHA-1 (base64 there).
+    let recorded = [
+      "AVGK7ch6DvUF0nJh74NYCefaAIY=", "vr/0wIpmd0c6tgTO3vuC+FDN6IM=", "NmoxoMB1No8OEIVzM+ou1uigD9M=", "sqg7Dr8vg3Qpmlsr38MeqVWtcjY=",
+      "OfOIw5WekEaUcm9MAVttzq4GgKE=", "cjoFIM9/KXhUh0K9FUFwayRGRZ4=", "sqg7Dr8vg3Qpmlsr38MeqVWtcjY=", "IN59+6a838ytrX4+sJnJHU2Xxa0=",
+    ]
+    var pcrs: [Int: [UInt8]] = [:]
+    for (index, value) in recorded.enumerated() { pcrs[index] = Array(try #require(Data(base64Encoded: value))) }
+    let state = try SecureBootState(try log.verify(pcrs: pcrs, bank: .sha1))
+    #expect(state.enabled)
+    #expect(state.bootApplications.count == 1)
+    #expect(state.authorities.count == 2)
+    #expect(throws: EventLogError.noBank(.sha256)) { try log.verify(pcrs: [:]) }
+  }
+
   @Test("the Ubuntu 21.04 shielded VM log replays as tpm2_eventlog does and says Secure Boot is off")
   func ubuntuLogSecureBootOff() throws {
     let bytes = try Self.log("ubuntu_2104_shielded_vm_no_secure_boot_eventlog")

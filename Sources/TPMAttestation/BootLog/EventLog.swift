@@ -23,6 +23,7 @@ public struct EventLog: Sendable, Equatable {
     public var sequence: Int
     /// Byte offset of the record in the log.
     public var offset: Int
+    /// 0–23; an EV_NO_ACTION event may name any index (Windows appends its own with 0xFFFFFFFF).
     public var pcr: Int
     public var type: EventType
     /// The digest per algorithm id (a legacy log has SHA-1 only).
@@ -71,8 +72,9 @@ public struct EventLog: Sendable, Equatable {
   /// TCG_PCR_EVENT: pcrIndex u32, eventType u32, digest[20] (SHA-1), eventSize u32, event.
   static func legacyEvent(_ reader: inout LogReader, sequence: Int) throws(EventLogError) -> Event {
     let offset = reader.offset
-    let pcr = try pcrIndex(&reader)
+    let index = try reader.uint32("pcrIndex")
     let type = EventType(rawValue: try reader.uint32("eventType"))
+    let pcr = try pcr(index, type: type, offset: offset)
     let digest = try reader.bytes(20, "SHA-1 digest")
     let data = try eventData(&reader)
     return Event(
@@ -83,8 +85,9 @@ public struct EventLog: Sendable, Equatable {
   /// id u16 and its digest, sized by the Spec ID table), eventSize u32, event.
   static func agileEvent(_ reader: inout LogReader, sequence: Int, algorithms: [Algorithm]) throws(EventLogError) -> Event {
     let offset = reader.offset
-    let pcr = try pcrIndex(&reader)
+    let index = try reader.uint32("pcrIndex")
     let type = EventType(rawValue: try reader.uint32("eventType"))
+    let pcr = try pcr(index, type: type, offset: offset)
     let countOffset = reader.offset
     let count = try reader.uint32("digest count")
     guard count <= algorithms.count else {
@@ -102,10 +105,10 @@ public struct EventLog: Sendable, Equatable {
     return Event(sequence: sequence, offset: offset, pcr: pcr, type: type, digests: digests, data: data)
   }
 
-  static func pcrIndex(_ reader: inout LogReader) throws(EventLogError) -> Int {
-    let offset = reader.offset
-    let index = try reader.uint32("pcrIndex")
-    guard index < pcrCount else { throw .pcrOutOfRange(offset: offset, pcr: index) }
+  /// A PCR index past 23 only on an EV_NO_ACTION event, which extends nothing: Windows appends
+  /// its boot log's own events with index 0xFFFFFFFF.
+  static func pcr(_ index: UInt32, type: EventType, offset: Int) throws(EventLogError) -> Int {
+    guard index < pcrCount || type == .noAction else { throw .pcrOutOfRange(offset: offset, pcr: index) }
     return Int(index)
   }
 

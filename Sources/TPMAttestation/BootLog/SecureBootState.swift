@@ -3,7 +3,8 @@
 /// event read here must also hash to its own digest where the PC Client Platform Firmware
 /// Profile says the digest is the hash of the event data (variables, separators, actions).
 public struct SecureBootState: Sendable, Equatable {
-  /// The `SecureBoot` variable as measured: 1 is enabled, anything else (0) is not.
+  /// The `SecureBoot` variable as measured: 1 is enabled; 0, or the empty measurement of firmware
+  /// that has no such variable, is not.
   public var enabled: Bool
   /// The PK, KEK, db and dbx variables as measured (EFI_SIGNATURE_LIST bytes, possibly empty).
   public var platformKey: [UInt8]?
@@ -60,8 +61,11 @@ public struct SecureBootState: Sendable, Equatable {
         guard seen.insert(known).inserted else { throw .duplicateVariable(name: known, sequence: event.sequence) }
         switch known {
         case "SecureBoot":
-          guard variable.data.count == 1 else { throw .malformedVariable(sequence: event.sequence, reason: "SecureBoot is not one byte") }
-          secureBoot = variable.data[0] == 1
+          // Firmware without the variable measures it with no data: Secure Boot is not enforced.
+          guard variable.data.count <= 1 else {
+            throw .malformedVariable(sequence: event.sequence, reason: "SecureBoot is longer than one byte")
+          }
+          secureBoot = variable.data == [1]
         case "PK": platformKey = variable.data
         case "KEK": keyExchangeKeys = variable.data
         case "db": signatureDatabase = variable.data
