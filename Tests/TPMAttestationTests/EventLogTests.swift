@@ -127,11 +127,36 @@ struct EventLogTests {
   static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
   /// `tpm2_eventlog`'s replay: the "pcrs: sha256:" section of its YAML ("    7  : 0x…").
-  static func tpm2EventlogReplay(_ log: [UInt8]) throws -> [Int: String] {
+  static func tpm2Eventlog(_ log: [UInt8]) throws -> TestProcess.Result {
     let tree = try TemporaryTree()
     defer { tree.remove() }
     try tree.write("/binary_bios_measurements", bytes: log)
-    let run = try TestProcess.run(["/usr/bin/tpm2_eventlog", tree.root + "/binary_bios_measurements"], environment: [:], timeout: 30)
+    return try TestProcess.run(["/usr/bin/tpm2_eventlog", tree.root + "/binary_bios_measurements"], environment: [:], timeout: 30)
+  }
+
+  /// The SHA-256 digests tpm2_eventlog shows for PCR 4's EV_EFI_BOOT_SERVICES_APPLICATION events.
+  static func tpm2EventlogBootApplications(_ log: [UInt8]) throws -> [String] {
+    let run = try tpm2Eventlog(log)
+    #expect(run.status == 0, "\(run.stderr)")
+    var digests: [String] = []
+    var pcr = ""
+    var type = ""
+    var algorithm = ""
+    for line in run.stdout.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+      if line.hasPrefix("PCRIndex:") { pcr = String(line.dropFirst("PCRIndex:".count)).trimmingCharacters(in: .whitespaces) }
+      if line.hasPrefix("EventType:") { type = String(line.dropFirst("EventType:".count)).trimmingCharacters(in: .whitespaces) }
+      if line.hasPrefix("- AlgorithmId:") {
+        algorithm = String(line.dropFirst("- AlgorithmId:".count)).trimmingCharacters(in: .whitespaces)
+      }
+      if line.hasPrefix("Digest:"), pcr == "4", type == "EV_EFI_BOOT_SERVICES_APPLICATION", algorithm == "sha256" {
+        digests.append(line.dropFirst("Digest:".count).trimmingCharacters(in: CharacterSet(charactersIn: " \"")))
+      }
+    }
+    return digests
+  }
+
+  static func tpm2EventlogReplay(_ log: [UInt8]) throws -> [Int: String] {
+    let run = try tpm2Eventlog(log)
     #expect(run.status == 0, "\(run.stderr)")
     var values: [Int: String] = [:]
     var inPCRs = false
@@ -181,6 +206,7 @@ struct EventLogTests {
     #expect(state.forbiddenSignatures == BuiltLog.signatureList("revoked 1", "revoked 2", "revoked 3"))
     #expect(state.authorities == [Array(BuiltLog.signatureList("shim").dropFirst(28))])
     #expect(state.bootApplications == [Array(SHA256.hash(data: Array("shim".utf8)))])
+    #expect(try Self.tpm2EventlogBootApplications(built.bytes) == state.bootApplications.map(Self.hex))
     #expect(state.bootActions == ["Calling EFI Application from Boot Option"])
     #expect(state.actions.isEmpty)
   }
@@ -259,6 +285,7 @@ struct EventLogTests {
         continue
       }
       #expect(offset <= bytes.count - cut)
+      #expect(try Self.tpm2Eventlog(Array(bytes.dropLast(cut))).status != 0, "tpm2_eventlog accepted the log cut by \(cut)")
     }
   }
 

@@ -71,7 +71,7 @@ struct RecordedEventLogTests {
     #expect(throws: EventLogError.noBank(.sha256)) { try log.verify(pcrs: [:]) }
   }
 
-  @Test("the Ubuntu 21.04 shielded VM log replays as tpm2_eventlog does and says Secure Boot is off")
+  @Test("the Ubuntu 21.04 shielded VM log replays as tpm2_eventlog does, PCR 4's applications are its, Secure Boot is off")
   func ubuntuLogSecureBootOff() throws {
     let bytes = try Self.log("ubuntu_2104_shielded_vm_no_secure_boot_eventlog")
     let log = try EventLog(parsing: bytes)
@@ -81,7 +81,8 @@ struct RecordedEventLogTests {
     #expect(judged == replay.mapValues(EventLogTests.hex))
     let state = try SecureBootState(try log.verify(pcrs: replay.filter { $0.key <= 7 }))
     #expect(state.enabled == false)
-    #expect(state.bootApplications.count > 0)
+    #expect(state.bootApplications.count == 2)
+    #expect(try EventLogTests.tpm2EventlogBootApplications(bytes) == state.bootApplications.map(EventLogTests.hex))
   }
 
   @Test("the Windows shielded VM dump is a SHA-1 legacy log: no SHA-256 bank; its SHA-1 bank replays to the dump's PCRs")
