@@ -86,7 +86,7 @@ lint:
 # Fuzzing compiles our targets with -sanitize=fuzzer,address (Package.swift); the dependencies keep
 # the objects of the ordinary build of the same configuration, so BoringSSL is not compiled again.
 # FUZZ_CONFIGURATION=release fuzzes optimised code (more runs per second) in a scratch path of its own.
-FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer fuzz-tpm-wire
+FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer fuzz-tpm-wire fuzz-event-log
 FUZZ_SECONDS ?= 600
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_CONFIGURATION ?= debug

@@ -223,7 +223,7 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
-      ]),
+      ], swiftSettings: fuzzed),
     .testTarget(
       name: "TPMAttestationTests",
       dependencies: [
@@ -286,6 +286,7 @@ let package = Package(
     fuzzTarget("fuzz-device-matcher", ["DeviceMatch", "ProfileJSON"], "DeviceMatcher"),
     fuzzTarget("fuzz-journey-step", ["Journey", "ProfileJSON"], "JourneyStep"),
     fuzzTarget("fuzz-tpm-wire", ["TPMProtocol", "ProfileJSON"], "TPMWire"),
+    fuzzTarget("fuzz-event-log", ["TPMAttestation"], "EventLog"),
     fuzzTarget("fuzz-callback-answerer", ["Collectors", "Journey", "JourneyProfiler", "ProfileJSON"], "CallbackAnswerer"),
   ]
 )

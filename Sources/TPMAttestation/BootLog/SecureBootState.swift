@@ -1,0 +1,182 @@
+/// What the replayed firmware log says about Secure Boot (PCR 7) and the boot chain (PCR 4).
+/// Read only from a `ReplayedLog`, so only from events whose PCRs equalled the TPM's values; every
+/// event read here must also hash to its own digest where the PC Client Platform Firmware
+/// Profile says the digest is the hash of the event data (variables, separators, actions).
+public struct SecureBootState: Sendable, Equatable {
+  /// The `SecureBoot` variable as measured: 1 is enabled; 0, or the empty measurement of firmware
+  /// that has no such variable, is not.
+  public var enabled: Bool
+  /// The PK, KEK, db and dbx variables as measured (EFI_SIGNATURE_LIST bytes, possibly empty).
+  public var platformKey: [UInt8]?
+  public var keyExchangeKeys: [UInt8]?
+  public var signatureDatabase: [UInt8]?
+  public var forbiddenSignatures: [UInt8]?
+  /// EV_EFI_VARIABLE_AUTHORITY data: the db entries that verified each loaded image.
+  public var authorities: [[UInt8]] = []
+  /// Names of variables measured into PCR 7 after its separator (shim's SbatLevel, MokListTrusted).
+  public var variablesAfterSeparator: [String] = []
+  /// EV_EFI_ACTION strings in PCR 7 other than "UEFI Debug Mode" (e.g. "DMA Protection Disabled").
+  public var actions: [String] = []
+  /// The EV_EFI_BOOT_SERVICES_APPLICATION digests of PCR 4, in order (shim, GRUB, the kernel…).
+  public var bootApplications: [[UInt8]] = []
+  /// EV_EFI_ACTION strings in PCR 4 ("Calling EFI Application from Boot Option"…).
+  public var bootActions: [String] = []
+
+  static let globalVariable = GUID("8be4df61-93ca-11d2-aa0d-00e098032b8c")
+  static let imageSecurityDatabase = GUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f")
+  static let debugMode = "UEFI Debug Mode"
+
+  public init(_ log: ReplayedLog) throws(BootStateError) {
+    let missing = (0...7).filter { !log.pcrs.contains($0) }
+    guard missing.isEmpty else { throw .pcrsNotReplayed(missing) }
+    var separators: [Int: Int] = [:]
+    var seen: Set<String> = []
+    var secureBoot: Bool?
+    for event in log.events where event.pcr <= 7 && event.type != .noAction {
+      let digest = log.digest(event)
+      func requireDigestOfData(_ what: String) throws(BootStateError) {
+        guard digest == log.bank.hash(event.data) else { throw .digestMismatch(sequence: event.sequence, pcr: event.pcr, what: what) }
+      }
+      if event.type == .separator {
+        guard separators[event.pcr] == nil else { throw .duplicateSeparator(pcr: event.pcr, sequence: event.sequence) }
+        separators[event.pcr] = event.sequence
+        // 0x00000000 ends the pre-OS phase; 0xFFFFFFFF says the firmware hit an error.
+        guard event.data == [0, 0, 0, 0] else { throw .separatorSignalsError(pcr: event.pcr, sequence: event.sequence) }
+        try requireDigestOfData("separator")
+        continue
+      }
+      switch (event.pcr, event.type) {
+      case (7, .efiVariableDriverConfig):
+        let variable = try UEFIVariable(event)
+        try requireDigestOfData("variable \(variable.name)")
+        let known = variable.securityVariable
+        if separators[7] != nil {
+          // The firmware's Secure Boot configuration is measured before the separator; one
+          // measured again afterwards would replace what the firmware enforced.
+          guard known == nil else { throw .variableAfterSeparator(name: variable.name, sequence: event.sequence) }
+          variablesAfterSeparator.append(variable.name)
+          continue
+        }
+        guard let known else { throw .unexpectedVariable(name: variable.name, sequence: event.sequence) }
+        guard seen.insert(known).inserted else { throw .duplicateVariable(name: known, sequence: event.sequence) }
+        switch known {
+        case "SecureBoot":
+          // Firmware without the variable measures it with no data: Secure Boot is not enforced.
+          guard variable.data.count <= 1 else {
+            throw .malformedVariable(sequence: event.sequence, reason: "SecureBoot is longer than one byte")
+          }
+          secureBoot = variable.data == [1]
+        case "PK": platformKey = variable.data
+        case "KEK": keyExchangeKeys = variable.data
+        case "db": signatureDatabase = variable.data
+        default: forbiddenSignatures = variable.data
+        }
+      case (7, .efiVariableAuthority):
+        let variable = try UEFIVariable(event)
+        try requireDigestOfData("authority \(variable.name)")
+        authorities.append(variable.data)
+      case (7, .efiAction), (4, .efiAction):
+        let action = String(decoding: event.data, as: UTF8.self)
+        guard !(event.pcr == 7 && action == Self.debugMode) else { throw .debugMode(sequence: event.sequence) }
+        try requireDigestOfData("action \"\(action)\"")
+        if event.pcr == 7 { actions.append(action) } else { bootActions.append(action) }
+      case (7, _): throw .unexpectedEvent(sequence: event.sequence, pcr: 7, type: event.type)
+      case (4, .efiBootServicesApplication): bootApplications.append(digest)
+      default: continue
+      }
+    }
+    if let pcr = (0...7).first(where: { separators[$0] == nil }) { throw .missingSeparator(pcr: pcr) }
+    guard let secureBoot else { throw .secureBootNotMeasured }
+    enabled = secureBoot
+  }
+}
+
+/// UEFI_VARIABLE_DATA: VariableName (GUID, 16 bytes), UnicodeNameLength u64 (in UTF-16 code
+/// units), VariableDataLength u64, UnicodeName (UTF-16LE, no terminator), VariableData.
+struct UEFIVariable {
+  var guid: GUID
+  var name: String
+  var data: [UInt8]
+
+  init(_ event: EventLog.Event) throws(BootStateError) {
+    func malformed(_ reason: String) -> BootStateError { .malformedVariable(sequence: event.sequence, reason: reason) }
+    let bytes = event.data
+    guard bytes.count >= 32 else { throw malformed("shorter than its 32-byte header") }
+    func uint64(_ at: Int) -> UInt64 { bytes[at..<at + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
+    let nameLength = uint64(16)
+    let dataLength = uint64(24)
+    // The whole event is at most EventLog.maximumEventSize, so these cannot overflow once bounded.
+    guard nameLength <= UInt64(bytes.count), dataLength <= UInt64(bytes.count),
+      32 + 2 * Int(nameLength) + Int(dataLength) == bytes.count
+    else { throw malformed("its name and data lengths (\(nameLength), \(dataLength)) do not add up to the event's \(bytes.count) bytes") }
+    guid = GUID(bytes: Array(bytes[0..<16]))
+    let units = stride(from: 32, to: 32 + 2 * Int(nameLength), by: 2).map { UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8 }
+    name = String(decoding: units, as: UTF16.self)
+    data = Array(bytes[(32 + 2 * Int(nameLength))...])
+  }
+
+  /// The Secure Boot policy variable this is, when its GUID is the one UEFI defines for its name.
+  var securityVariable: String? {
+    switch name {
+    case "SecureBoot", "PK", "KEK": guid == SecureBootState.globalVariable ? name : nil
+    case "db", "dbx": guid == SecureBootState.imageSecurityDatabase ? name : nil
+    default: nil
+    }
+  }
+}
+
+/// An EFI_GUID: its first three fields little-endian in memory, the last eight bytes as written.
+struct GUID: Equatable {
+  var bytes: [UInt8]
+
+  init(bytes: [UInt8]) { self.bytes = bytes }
+
+  /// From the registry form "8be4df61-93ca-11d2-aa0d-00e098032b8c" (a constant: traps if malformed).
+  init(_ text: String) {
+    let hex = text.filter { $0 != "-" }
+    let raw = stride(from: 0, to: 32, by: 2).map { index -> UInt8 in
+      let start = hex.index(hex.startIndex, offsetBy: index)
+      return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+    }
+    bytes = Array(raw[0..<4].reversed()) + raw[4..<6].reversed() + raw[6..<8].reversed() + raw[8...]
+  }
+}
+
+/// Why the replayed log does not give a Secure Boot state the verifier can rely on.
+public enum BootStateError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// PCRs 0–7 must all be replayed (their separators are checked), these were not.
+  case pcrsNotReplayed([Int])
+  case missingSeparator(pcr: Int)
+  case duplicateSeparator(pcr: Int, sequence: Int)
+  case separatorSignalsError(pcr: Int, sequence: Int)
+  /// The firmware ran with a UEFI debugger, which can change anything Secure Boot enforced.
+  case debugMode(sequence: Int)
+  /// The event's digest is not the hash of its data: the data shown is not what was measured.
+  case digestMismatch(sequence: Int, pcr: Int, what: String)
+  case malformedVariable(sequence: Int, reason: String)
+  case duplicateVariable(name: String, sequence: Int)
+  case variableAfterSeparator(name: String, sequence: Int)
+  /// A variable in PCR 7 before its separator that is not SecureBoot, PK, KEK, db or dbx.
+  case unexpectedVariable(name: String, sequence: Int)
+  case unexpectedEvent(sequence: Int, pcr: Int, type: EventType)
+  /// PCR 7 has no SecureBoot variable event: the state is unknown, not off.
+  case secureBootNotMeasured
+
+  public var description: String {
+    switch self {
+    case .pcrsNotReplayed(let pcrs): "PCRs \(pcrs.map(String.init).joined(separator: ", ")) were not replayed"
+    case .missingSeparator(let pcr): "PCR \(pcr) has no separator event"
+    case .duplicateSeparator(let pcr, let sequence): "event \(sequence) is a second separator in PCR \(pcr)"
+    case .separatorSignalsError(let pcr, let sequence): "the separator of PCR \(pcr) (event \(sequence)) signals a firmware error"
+    case .debugMode(let sequence): "event \(sequence): the firmware booted in UEFI debug mode"
+    case .digestMismatch(let sequence, let pcr, let what):
+      "event \(sequence) in PCR \(pcr) (\(what)): its digest is not the hash of its data"
+    case .malformedVariable(let sequence, let reason): "event \(sequence): malformed UEFI variable: \(reason)"
+    case .duplicateVariable(let name, let sequence): "event \(sequence) measures \(name) a second time"
+    case .variableAfterSeparator(let name, let sequence): "event \(sequence) measures \(name) after PCR 7's separator"
+    case .unexpectedVariable(let name, let sequence): "event \(sequence) measures an unexpected variable \(name) into PCR 7"
+    case .unexpectedEvent(let sequence, let pcr, let type): "event \(sequence) in PCR \(pcr) has an unexpected type \(type)"
+    case .secureBootNotMeasured: "PCR 7 has no SecureBoot variable event: Secure Boot state unknown"
+    }
+  }
+}
