@@ -113,7 +113,9 @@ public final class TPMContext {
   /// Without a resource manager a TPM has 3 object slots: 20 parallel bindings on swtpm ran into
   /// 0x902 in 14 of 20 before this (issue 20). A connection of its own, closed afterwards;
   /// `TPMConnection.run` keeps one for the operations that follow.
-  public static func session<T: Sendable>(tcti: String, budget: Double = 10, _ body: (TPMContext) throws(TPMError) -> T) throws(TPMError) -> T {
+  public static func session<T: Sendable>(tcti: String, budget: Double = 10, _ body: (TPMContext) throws(TPMError) -> T) throws(TPMError)
+    -> T
+  {
     let connection = TPMConnection(tcti: tcti)
     defer { connection.close() }
     return try connection.run(budget: budget, body)
@@ -442,7 +444,8 @@ public final class TPMContext {
   /// TPM2_CreateLoaded (TPM 2.0 revision 1.38): the key made and loaded in one command, kept
   /// loaded. Nil when the TPM does not implement it (then Create and Load do the same).
   private func createLoaded(
-    parent: (handle: ESYS_TR, kind: TPMKeyBlob.Parent), session: ESYS_TR, _ sensitive: inout TPM2B_SENSITIVE_CREATE, _ template: inout TPM2B_PUBLIC
+    parent: (handle: ESYS_TR, kind: TPMKeyBlob.Parent), session: ESYS_TR, _ sensitive: inout TPM2B_SENSITIVE_CREATE,
+    _ template: inout TPM2B_PUBLIC
   ) throws(TPMError) -> TPMKeyBlob? {
     var inPublic = TPM2B_TEMPLATE()
     var offset = 0
