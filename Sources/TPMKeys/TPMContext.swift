@@ -274,7 +274,17 @@ public final class TPMContext {
   /// TPM, a busy TPM, a TPM not started) are thrown.
   func persistentObject(_ tpmHandle: TPM2_HANDLE) throws(TPMError) -> (ESYS_TR, TPMPublic?)? {
     var handle = ESYS_TR(ESYS_TR_NONE)
-    let rc = frp_Esys_TR_FromTPMPublic(esys, tpmHandle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
+    var rc = frp_Esys_TR_FromTPMPublic(esys, tpmHandle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
+    // The TPM loads a persistent object into a free slot to answer, even that there is none:
+    // while other clients hold every slot (a TPM without a resource manager has 3), asked again
+    // for up to 0.2 s (it is usually an operation's first command: this client holds nothing)
+    // before the whole operation backs off (`TPMConnection.run`).
+    var tries = 0
+    while frp_rc_base(rc) == 0x902, tries < 100 {
+      tries += 1
+      usleep(2000)
+      rc = frp_Esys_TR_FromTPMPublic(esys, tpmHandle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
+    }
     guard rc == TSS2_RC_SUCCESS else {
       // Format-one TPM errors (TPM_RC_HANDLE, _VALUE…) refuse the handle; warnings, format-zero
       // errors (not started, failure mode) and the TCTI's errors say the TPM is not usable.
