@@ -14,7 +14,8 @@ ARGS ?=
 PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev libqrencode-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq git libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt python3-authlib \
   gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
-PKGS_BENCH := $(PKGS_BUILD) gcc binutils valgrind lshw hwinfo inxi neofetch python3 time umockdev
+PKGS_BENCH_TPM := $(PKGS_BUILD) python3 swtpm swtpm-tools libtss2-tcti-swtpm0
+PKGS_BENCH := $(PKGS_BENCH_TPM) gcc binutils valgrind lshw hwinfo inxi neofetch time umockdev
 # Man pages (packaging/gen-docs.py), completions (swift-argument-parser's), the .deb and its checks.
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
 PKGS_DEB := $(PKGS_DOCS) dpkg-dev fakeroot
@@ -78,7 +79,7 @@ lint:
 	/usr/bin/python3 scripts/check-schemas.py
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
-  check-distros bench deps-build deps-test deps-bench deps-docs deps-deb deps-deb-test deps-distros clean \
+  check-distros bench bench-tpm deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (docs/development.md "Fuzzing"): `make fuzz` runs each for
@@ -111,6 +112,9 @@ deps-test:
 
 deps-bench:
 	$(call ensure_packages,$(PKGS_BENCH))
+
+deps-bench-tpm:
+	$(call ensure_packages,$(PKGS_BENCH_TPM))
 
 deps-docs:
 	$(call ensure_packages,$(PKGS_DOCS))
@@ -251,6 +255,13 @@ bench: deps-bench release
 	python3 bench/collect_bench.py --binary $(BIN) --peers $(if $(FASTFETCH),--fastfetch $(FASTFETCH))
 	bench/udev-bench.sh $(BIN)
 	FR_PROFILE=$(BIN) bench/match-bench.sh
+	python3 bench/tpm_commands.py bench --fr-profile $(BIN) --check
+
+# TPM commands per operation (issue 31) through a decoding proxy in front of swtpm set up like a
+# PC, with and without a persistent SRK, beside the issue's goals; exit 1 when one is missed or a
+# PIN-derived byte crosses in clear. Counts, not times: the debug build serves (bench/README.md).
+bench-tpm: deps-bench-tpm build
+	python3 bench/tpm_commands.py bench --fr-profile .build/debug/fr-profile --check
 
 clean:
 	rm -rf .build $(OUT) dist

@@ -26,10 +26,15 @@ static const char *const sonames[LIBRARIES] = {
   X(ESYS, Esys_GetRandom)                                                                          \
   X(ESYS, Esys_TR_FromTPMPublic)                                                                   \
   X(ESYS, Esys_TR_Close)                                                                           \
+  X(ESYS, Esys_TR_Serialize)                                                                       \
+  X(ESYS, Esys_TR_Deserialize)                                                                     \
+  X(ESYS, Esys_TR_GetName)                                                                         \
+  X(ESYS, Esys_TRSess_SetAttributes)                                                               \
   X(ESYS, Esys_TR_SetAuth)                                                                         \
   X(ESYS, Esys_FlushContext)                                                                       \
   X(ESYS, Esys_CreatePrimary)                                                                      \
   X(ESYS, Esys_Create)                                                                             \
+  X(ESYS, Esys_CreateLoaded)                                                                       \
   X(ESYS, Esys_Load)                                                                               \
   X(ESYS, Esys_Sign)                                                                               \
   X(ESYS, Esys_DictionaryAttackParameters)                                                         \
@@ -41,6 +46,7 @@ static const char *const sonames[LIBRARIES] = {
   X(ESYS, Esys_PolicySecret)                                                                       \
   X(ESYS, Esys_ActivateCredential)                                                                 \
   X(ESYS, Esys_Certify)                                                                            \
+  X(MU, Tss2_MU_TPMT_PUBLIC_Marshal)                                                               \
   X(MU, Tss2_MU_TPM2B_PUBLIC_Marshal)                                                              \
   X(MU, Tss2_MU_TPM2B_PUBLIC_Unmarshal)                                                            \
   X(MU, Tss2_MU_TPM2B_PRIVATE_Marshal)                                                             \
@@ -104,6 +110,18 @@ TSS2_RC frp_Esys_TR_FromTPMPublic(
   return api.Esys_TR_FromTPMPublic(esysContext, tpm_handle, optionalSession1, optionalSession2, optionalSession3, object);
 }
 TSS2_RC frp_Esys_TR_Close(ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle) { return api.Esys_TR_Close(esys_context, rsrc_handle); }
+TSS2_RC frp_Esys_TR_Serialize(ESYS_CONTEXT *esys_context, ESYS_TR object, uint8_t **buffer, size_t *buffer_size) {
+  return api.Esys_TR_Serialize(esys_context, object, buffer, buffer_size);
+}
+TSS2_RC frp_Esys_TR_Deserialize(ESYS_CONTEXT *esys_context, uint8_t const *buffer, size_t buffer_size, ESYS_TR *esys_handle) {
+  return api.Esys_TR_Deserialize(esys_context, buffer, buffer_size, esys_handle);
+}
+TSS2_RC frp_Esys_TR_GetName(ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_NAME **name) {
+  return api.Esys_TR_GetName(esysContext, handle, name);
+}
+TSS2_RC frp_Esys_TRSess_SetAttributes(ESYS_CONTEXT *esysContext, ESYS_TR session, TPMA_SESSION flags, TPMA_SESSION mask) {
+  return api.Esys_TRSess_SetAttributes(esysContext, session, flags, mask);
+}
 TSS2_RC frp_Esys_TR_SetAuth(ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_AUTH const *authValue) {
   return api.Esys_TR_SetAuth(esysContext, handle, authValue);
 }
@@ -126,6 +144,13 @@ TSS2_RC frp_Esys_Create(
     esysContext, parentHandle, shandle1, shandle2, shandle3, inSensitive, inPublic, outsideInfo, creationPCR, outPrivate,
     outPublic, creationData, creationHash, creationTicket);
 }
+TSS2_RC frp_Esys_CreateLoaded(
+  ESYS_CONTEXT *esysContext, ESYS_TR parentHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_SENSITIVE_CREATE *inSensitive, const TPM2B_TEMPLATE *inPublic, ESYS_TR *objectHandle, TPM2B_PRIVATE **outPrivate,
+  TPM2B_PUBLIC **outPublic) {
+  return api.Esys_CreateLoaded(
+    esysContext, parentHandle, shandle1, shandle2, shandle3, inSensitive, inPublic, objectHandle, outPrivate, outPublic);
+}
 TSS2_RC frp_Esys_Load(
   ESYS_CONTEXT *esysContext, ESYS_TR parentHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
   const TPM2B_PRIVATE *inPrivate, const TPM2B_PUBLIC *inPublic, ESYS_TR *objectHandle) {
@@ -147,6 +172,9 @@ TSS2_RC frp_Esys_EvictControl(
   ESYS_CONTEXT *esysContext, ESYS_TR auth, ESYS_TR objectHandle, ESYS_TR shandle1, ESYS_TR shandle2,
   ESYS_TR shandle3, TPMI_DH_PERSISTENT persistentHandle, ESYS_TR *newObjectHandle) {
   return api.Esys_EvictControl(esysContext, auth, objectHandle, shandle1, shandle2, shandle3, persistentHandle, newObjectHandle);
+}
+TSS2_RC frp_Tss2_MU_TPMT_PUBLIC_Marshal(TPMT_PUBLIC const *src, uint8_t buffer[], size_t buffer_size, size_t *offset) {
+  return api.Tss2_MU_TPMT_PUBLIC_Marshal(src, buffer, buffer_size, offset);
 }
 TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Marshal(TPM2B_PUBLIC const *src, uint8_t buffer[], size_t buffer_size, size_t *offset) {
   return api.Tss2_MU_TPM2B_PUBLIC_Marshal(src, buffer, buffer_size, offset);

@@ -118,7 +118,9 @@ package protocol HardwareUserKeyStore: UserKeyStore {
 
 /// Bound keys in a TPM 2.0 (over tpm2-tss): the records and TPM-wrapped blobs are kept by
 /// `records` (the file store in the state directory, with its safety), the keys live in the
-/// TPM at `tcti`.
+/// TPM at `tcti`, reached through `connection` — the process's one connection when the caller
+/// gives it (a binding's Create, its evidence's Certify and its Sign then share the storage key,
+/// the loaded key and the salted session), else one of the store's own.
 ///
 ///     let store = TPMUserKeyStore(records: try FileUserKeyStore(stateDirectory: dir),
 ///                                 tcti: "device:/dev/tpmrm0")
@@ -127,26 +129,32 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
   /// Where records and blobs are kept.
   package let backing: any UserKeyStore
   /// tpm2-tss's TCTI loader string (`TPMConfiguration.tcti`).
-  package let tcti: String
+  package var tcti: String { connection.tcti }
+  package let connection: TPMConnection
   package let createsHardwareKeys: Bool
   package let fallbackNote: String?
 
   /// `createInTPM: false` keeps using the TPM for keys already made there but creates new
   /// keys as `records` does (`--key-store file`, or `auto` without a TPM).
   package init(
-    records: any UserKeyStore, tcti: String = TPMConfiguration.defaultTCTI, createInTPM: Bool = true, fallbackNote: String? = nil
+    records: any UserKeyStore, tcti: String = TPMConfiguration.defaultTCTI, createInTPM: Bool = true, fallbackNote: String? = nil,
+    connection: TPMConnection? = nil
   ) {
     self.backing = records
-    self.tcti = tcti
+    self.connection = connection ?? TPMConnection(tcti: tcti)
     self.createsHardwareKeys = createInTPM
     self.fallbackNote = fallbackNote
   }
 
   /// What `--key-store auto` decides on: a store that makes new keys in the TPM when one answers
-  /// at `tcti`; else one that makes files, with a note when the TPM's device exists but this
-  /// user cannot open it (the tss group), so that falling back is never silent.
-  package static func automatic(records: any UserKeyStore, tcti: String) -> TPMUserKeyStore {
-    if (try? TPMContext(tcti: tcti)) != nil { return TPMUserKeyStore(records: records, tcti: tcti, createInTPM: true) }
+  /// at `tcti` (the first command of the connection, which the binding needs anyway); else one
+  /// that makes files, with a note when the TPM's device exists but this user cannot open it
+  /// (the tss group), so that falling back is never silent.
+  package static func automatic(records: any UserKeyStore, tcti: String, connection: TPMConnection? = nil) -> TPMUserKeyStore {
+    let connection = connection ?? TPMConnection(tcti: tcti)
+    if (try? connection.run({ (tpm) throws(TPMError) in try tpm.probe() })) != nil {
+      return TPMUserKeyStore(records: records, tcti: tcti, createInTPM: true, connection: connection)
+    }
     var note: String?
     if let device = deviceNode(tcti), access(device, F_OK) == 0, access(device, R_OK | W_OK) != 0 {
       let reason = String(cString: strerror(errno))
@@ -154,7 +162,7 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
         "\(device) exists but this user cannot open it (\(reason)), so the key was made as a file, not in the TPM. "
         + "To keep new keys in the TPM, add the user to the group that owns \(device) (Debian: tss; sudo usermod -aG tss USER, then log in again)"
     }
-    return TPMUserKeyStore(records: records, tcti: tcti, createInTPM: false, fallbackNote: note)
+    return TPMUserKeyStore(records: records, tcti: tcti, createInTPM: false, fallbackNote: note, connection: connection)
   }
 
   /// The device a `device` TCTI opens: its configuration, else the kernel's resource manager.
@@ -179,7 +187,8 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
 
   package func createKey(authValue: [UInt8]) throws(HardwareKeyError) -> (blob: [UInt8], publicKey: P256.Signing.PublicKey) {
     do {
-      let blob = try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.createSigningKey(authValue: authValue) }
+      // Kept loaded: the binding's evidence and signature follow on this connection.
+      let blob = try connection.run { (tpm) throws(TPMError) in try tpm.createSigningKey(authValue: authValue, keepLoaded: true) }
       return (blob.bytes, try TPMContext.publicKey(of: blob))
     } catch {
       throw Self.mapped(error, tcti: tcti)
@@ -193,7 +202,7 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
   package func sign(_ message: [UInt8], with key: HardwareKey, authValue: [UInt8]) throws(HardwareKeyError) -> [UInt8] {
     do {
       let blob = try TPMKeyBlob.parsed(key.blob)
-      return try TPMContext.session(tcti: tcti) { (tpm) throws(TPMError) in try tpm.sign(message, with: blob, authValue: authValue) }
+      return try connection.run { (tpm) throws(TPMError) in try tpm.sign(message, with: blob, authValue: authValue) }
     } catch {
       throw Self.mapped(error, tcti: tcti)
     }

@@ -60,43 +60,73 @@ public struct TPMConfigurationError: Error, Sendable, Equatable, CustomStringCon
   }
 }
 
-/// One connection to a TPM through ESAPI: the TCTI and the ESYS context, finalized on deinit.
-/// The only type that touches tpm2-tss pointers. Not shareable between threads (ESAPI is not
-/// thread-safe); each signing opens its own.
+/// One connection to a TPM through ESAPI: the TCTI and the ESYS context, and what the
+/// operations that follow on it reuse (issue 31: every command costs 3-600 ms on a real chip,
+/// a CreatePrimary of an RSA key seconds): the storage key looked up or made once, keys kept
+/// loaded between operations (Certify, then Sign), one salted HMAC session for the authValues.
+/// `close()` (or deinit) flushes what it loaded. The only type that touches tpm2-tss pointers.
+/// Not shareable between threads (ESAPI is not thread-safe): `TPMConnection` serialises the
+/// users of one.
 public final class TPMContext {
   public let tcti: String
+  /// Whether what an operation loads (the template SRK, keys, the salted session) stays for the
+  /// operations that follow: a `TPMConnection`'s context, one process's operations, does. A
+  /// context made directly flushes it at the end of each operation, so that holding one holds
+  /// none of the TPM's object slots: without a resource manager every process shares 3.
+  public let keepsObjects: Bool
+  /// How deep in public operations the current call is (one may call another).
+  private var operationDepth = 0
   private var tctiContext: OpaquePointer?
   var esys: OpaquePointer?
 
-  /// Opens the TPM at `tcti` for `body`, retrying the whole of it — a fresh connection each
-  /// time, every transient object flushed in between — while the TPM answers with a transient
+  /// A persistent object, looked up once per connection: not yet, absent, or its handle and
+  /// public area (nil when the area is not a key fr-profile parses).
+  enum Persistent {
+    case unknown
+    case absent
+    case present(ESYS_TR, TPMPublic?)
+  }
+
+  private var persistentSRK = Persistent.unknown
+  /// The SRK re-created from its template, once per connection (flushed by `close()`).
+  private var templateSRK: ESYS_TR?
+  /// Keys loaded for the operations that follow, the most recently used last, as many as leave
+  /// room for the next command (`makeRoom`).
+  private var loadedKeys: [(blob: [UInt8], handle: ESYS_TR)] = []
+  /// The object slots of a TPM without a resource manager (the PC Client profile's minimum,
+  /// and swtpm's): a command needs one for each object it makes or loads, and one for each
+  /// persistent object it names (the TPM loads it for the command).
+  static let objectSlots = 3
+  /// The salted HMAC session that carries authValues (`authorizationSession`).
+  private var authSession: ESYS_TR?
+  /// Whether the command that uses `authSession` next keeps it (continueSession).
+  private var authSessionContinues = true
+  /// Whether TPM2_CreateLoaded may be tried (cleared when the TPM answers that it lacks it).
+  private var createLoadedImplemented = true
+  /// Persistent EKs, by handle, looked up (or rebuilt from a verified public area) once.
+  var endorsementKeys: [UInt32: Persistent] = [:]
+
+  /// Opens the TPM at `tcti` for `body`, retrying the whole of it — every transient object
+  /// flushed in between — while the TPM answers with a transient
   /// warning (`TPMError.busy`: out of object memory while other clients hold the slots, RETRY,
   /// YIELDED, TESTING), with a jittered exponential backoff for at most `budget` seconds.
   /// Without a resource manager a TPM has 3 object slots: 20 parallel bindings on swtpm ran into
-  /// 0x902 in 14 of 20 before this (issue 20).
-  public static func session<T>(tcti: String, budget: Double = 10, _ body: (TPMContext) throws(TPMError) -> T) throws(TPMError) -> T {
-    var start = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &start)
-    var pause = 0.01
-    while true {
-      do {
-        return try body(TPMContext(tcti: tcti))
-      } catch .busy(let call, let detail) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let spent = Double(now.tv_sec - start.tv_sec) + Double(now.tv_nsec - start.tv_nsec) / 1e9
-        guard spent + pause < budget else {
-          throw .busy(call: call, detail: detail + "; still busy after \(Int(budget)) s of retries")
-        }
-        usleep(useconds_t(pause * Double.random(in: 0.5...1.5) * 1e6))
-        pause = min(pause * 2, 0.5)
-      }
-    }
+  /// 0x902 in 14 of 20 before this (issue 20). A connection of its own, closed afterwards;
+  /// `TPMConnection.run` keeps one for the operations that follow.
+  public static func session<T: Sendable>(tcti: String, budget: Double = 10, _ body: (TPMContext) throws(TPMError) -> T) throws(TPMError)
+    -> T
+  {
+    let connection = TPMConnection(tcti: tcti)
+    defer { connection.close() }
+    return try connection.run(budget: budget, body)
   }
 
-  /// Connects to the TPM at `tcti` and checks that it answers (TPM2_GetRandom of 1 byte).
-  public init(tcti: String) throws(TPMError) {
+  /// Connects to the TPM at `tcti`. No command is sent: the first one an operation needs
+  /// tells whether a TPM answers there (`probe()` when there is no operation yet); a TCTI that
+  /// cannot be opened (no device, nothing listening at the port) fails here.
+  public init(tcti: String, keepsObjects: Bool = false) throws(TPMError) {
     self.tcti = tcti
+    self.keepsObjects = keepsObjects
     // tpm2-tss logs every TPM error response to stderr; ours are mapped to TPMError and
     // reported once, so its log stays off unless the user asks for it (TSS2_LOG=all+debug).
     setenv("TSS2_LOG", "all+NONE", 0)
@@ -112,18 +142,47 @@ public final class TPMContext {
       throw .unavailable(tcti: tcti, detail: Self.decode(rc))
     }
     esys = context
-    var random: UnsafeMutablePointer<TPM2B_DIGEST>?
-    rc = frp_Esys_GetRandom(context, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), 1, &random)
-    frp_Esys_Free(random)
-    guard rc == TSS2_RC_SUCCESS else {
-      if frp_rc_is_transient(rc) != 0 { throw .busy(call: "Esys_GetRandom", detail: Self.decode(rc)) }
-      throw .unavailable(tcti: tcti, detail: Self.decode(rc))
+  }
+
+  /// Whether a TPM answers: the first command every key operation sends anyway (the look-up
+  /// of the persistent SRK), so asking costs nothing later.
+  public func probe() throws(TPMError) {
+    _ = try operation { () throws(TPMError) in try persistentStorageKey() }
+  }
+
+  /// `body`, one public operation: at its end a context that does not keep objects
+  /// (`keepsObjects`) flushes what it loaded.
+  func operation<T>(_ body: () throws(TPMError) -> T) throws(TPMError) -> T {
+    operationDepth += 1
+    defer {
+      operationDepth -= 1
+      if operationDepth == 0, !keepsObjects { flushTransients() }
     }
+    return try body()
+  }
+
+  /// Flushes the keys, the session and the template SRK this context loaded; what it looked up
+  /// (the persistent SRK and EKs, which take no slot) stays known.
+  func flushTransients() {
+    guard esys != nil else { return }
+    for key in loadedKeys { _ = frp_Esys_FlushContext(esys, key.handle) }
+    loadedKeys = []
+    if let session = authSession { _ = frp_Esys_FlushContext(esys, session) }
+    authSession = nil
+    if let handle = templateSRK { _ = frp_Esys_FlushContext(esys, handle) }
+    templateSRK = nil
+  }
+
+  /// Flushes what this connection loaded (keys, the template SRK, the session) and closes it.
+  public func close() {
+    guard esys != nil else { return }
+    flushTransients()
+    frp_Esys_Finalize(&esys)
+    if tctiContext != nil { frp_Tss2_TctiLdr_Finalize(&tctiContext) }
   }
 
   deinit {
-    if esys != nil { frp_Esys_Finalize(&esys) }
-    if tctiContext != nil { frp_Tss2_TctiLdr_Finalize(&tctiContext) }
+    close()
   }
 
   // MARK: - The storage primary key
@@ -132,20 +191,37 @@ public final class TPMContext {
   /// trustworthy (`trustworthySRK`), else the ECC SRK re-created from the standard template (the
   /// same key every time, from the owner hierarchy's seed, noDA). `required` names the parent an
   /// existing key was made under: that one or none. Returns its handle, which it is, and
-  /// whether it is noDA.
+  /// whether it is noDA. Both are kept for the connection: the look-up is one ReadPublic, the
+  /// template SRK one CreatePrimary, per connection.
   private func storagePrimary(required: TPMKeyBlob.Parent?) throws(TPMError) -> (ESYS_TR, TPMKeyBlob.Parent, noDA: Bool) {
-    if required != .templateSRK {
-      var handle = ESYS_TR(ESYS_TR_NONE)
-      let rc = frp_Esys_TR_FromTPMPublic(
-        esys, frp_srk_persistent_handle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
-      if rc == TSS2_RC_SUCCESS {
-        let area = try? readPublic(handle)
-        // A key made earlier under the persistent SRK loads only there, whatever it is.
-        if required == .persistentSRK { return (handle, .persistentSRK, area?.has(.noDA) ?? false) }
-        if let area, Self.trustworthySRK(area) { return (handle, .persistentSRK, true) }
-        _ = frp_Esys_TR_Close(esys, &handle)
-      }
+    if required != .templateSRK, let (handle, area) = try persistentStorageKey() {
+      // A key made earlier under the persistent SRK loads only there, whatever it is.
+      if required == .persistentSRK { return (handle, .persistentSRK, area?.has(.noDA) ?? false) }
+      if let area, Self.trustworthySRK(area) { return (handle, .persistentSRK, true) }
     }
+    if let required, required == .persistentSRK {
+      throw .foreignKey(detail: "the key was made under the \(required.rawValue) storage key, which this TPM does not have")
+    }
+    return (try templateStorageKey(), .templateSRK, true)
+  }
+
+  /// The persistent SRK, looked up once (Esys_TR_FromTPMPublic: one ReadPublic, whose answer
+  /// also says that a TPM is there); nil when the TPM has none.
+  private func persistentStorageKey() throws(TPMError) -> (ESYS_TR, TPMPublic?)? {
+    switch persistentSRK {
+    case .absent: return nil
+    case .present(let handle, let area): return (handle, area)
+    case .unknown:
+      let found = try persistentObject(frp_srk_persistent_handle)
+      persistentSRK = found.map { .present($0.0, $0.1) } ?? .absent
+      return found
+    }
+  }
+
+  /// The SRK from the standard template, made once per connection.
+  private func templateStorageKey() throws(TPMError) -> ESYS_TR {
+    if let templateSRK { return templateSRK }
+    makeRoom(for: 1)
     var template = TPM2B_PUBLIC()
     frp_srk_template(&template)
     var sensitive = TPM2B_SENSITIVE_CREATE()
@@ -156,7 +232,22 @@ public final class TPMContext {
       esys, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
       &sensitive, &template, &outsideInfo, &pcrs, &handle, nil, nil, nil, nil)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_CreatePrimary", rc) }
-    return (handle, .templateSRK, true)
+    templateSRK = handle
+    return handle
+  }
+
+  /// The TPM's name of the storage key `parent` names (nameAlg ‖ SHA-256 of its public area),
+  /// which changes when the storage hierarchy's seed does (TPM2_Clear): keys wrapped by the
+  /// key of this name still load.
+  public func storageKeyName(_ parent: TPMKeyBlob.Parent) throws(TPMError) -> [UInt8] {
+    try operation { () throws(TPMError) -> [UInt8] in
+      let (handle, _, _) = try storagePrimary(required: parent)
+      var name: UnsafeMutablePointer<TPM2B_NAME>?
+      let rc = frp_Esys_TR_GetName(esys, handle, &name)
+      defer { frp_Esys_Free(name) }
+      guard rc == TSS2_RC_SUCCESS, let name else { throw Self.error("Esys_TR_GetName", rc) }
+      return withUnsafeBytes(of: name.pointee.name) { Array($0.prefix(Int(name.pointee.size))) }
+    }
   }
 
   /// Whether a persistent SRK may parent new keys: a storage key (restricted decrypt, not a
@@ -167,8 +258,78 @@ public final class TPMContext {
   /// have none (issue 29). `tpm2_createprimary`'s default attributes lack noDA: such an SRK is
   /// passed over for the template SRK.
   static func trustworthySRK(_ area: TPMPublic) -> Bool {
-    area.has(.restricted) && area.has(.decrypt) && !area.has(.sign) && area.has(.fixedTPM) && area.has(.fixedParent)
-      && area.has(.sensitiveDataOrigin) && area.has(.noDA)
+    trustworthySaltKey(area) && !area.has(.sign) && area.has(.fixedParent) && area.has(.noDA)
+  }
+
+  /// Whether a session may be salted to the key: a decrypt key made inside this TPM that never
+  /// leaves it (restricted, decrypt, fixedTPM, sensitiveDataOrigin), so only this TPM can
+  /// recover the salt.
+  static func trustworthySaltKey(_ area: TPMPublic) -> Bool {
+    area.has(.restricted) && area.has(.decrypt) && area.has(.fixedTPM) && area.has(.sensitiveDataOrigin)
+  }
+
+  /// A persistent object's handle and public area (one ReadPublic, through
+  /// Esys_TR_FromTPMPublic, whose resource already holds the area: no second ReadPublic); nil
+  /// when the TPM has no object there. Failures other than the TPM's refusal of the handle (no
+  /// TPM, a busy TPM, a TPM not started) are thrown.
+  func persistentObject(_ tpmHandle: TPM2_HANDLE) throws(TPMError) -> (ESYS_TR, TPMPublic?)? {
+    var handle = ESYS_TR(ESYS_TR_NONE)
+    var rc = frp_Esys_TR_FromTPMPublic(esys, tpmHandle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
+    // The TPM loads a persistent object into a free slot to answer, even that there is none:
+    // while other clients hold every slot (a TPM without a resource manager has 3), asked again
+    // for up to 0.2 s (it is usually an operation's first command: this client holds nothing)
+    // before the whole operation backs off (`TPMConnection.run`).
+    var tries = 0
+    while frp_rc_base(rc) == 0x902, tries < 100 {
+      tries += 1
+      usleep(2000)
+      rc = frp_Esys_TR_FromTPMPublic(esys, tpmHandle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
+    }
+    guard rc == TSS2_RC_SUCCESS else {
+      // Format-one TPM errors (TPM_RC_HANDLE, _VALUE…) refuse the handle; warnings, format-zero
+      // errors (not started, failure mode) and the TCTI's errors say the TPM is not usable.
+      if rc & frp_rc_layer_mask == 0, rc & 0x80 != 0 { return nil }
+      throw Self.error("Esys_TR_FromTPMPublic", rc)
+    }
+    return (handle, try? serializedPublicArea(handle))
+  }
+
+  /// The public area ESAPI keeps for a key's handle, read from its serialized resource
+  /// (IESYS_RESOURCE, tpm2-tss 2.x-4.x: handle, TPM2B_NAME, the resource type 1 for a key, its
+  /// TPM2B_PUBLIC), checked against the name the TPM gave.
+  func serializedPublicArea(_ handle: ESYS_TR) throws(TPMError) -> TPMPublic {
+    var buffer: UnsafeMutablePointer<UInt8>?
+    var size = 0
+    let rc = frp_Esys_TR_Serialize(esys, handle, &buffer, &size)
+    defer { frp_Esys_Free(buffer) }
+    guard rc == TSS2_RC_SUCCESS, let buffer else { throw Self.error("Esys_TR_Serialize", rc) }
+    do { return try Self.publicArea(ofResource: Array(UnsafeBufferPointer(start: buffer, count: size))) } catch {
+      throw .corrupt(reason: "the TPM's public area: \(error)")
+    }
+  }
+
+  static func publicArea(ofResource bytes: [UInt8]) throws(AttestationError) -> TPMPublic {
+    var reader = TPMReader(bytes)
+    _ = try reader.u32()
+    let name = try reader.sized()
+    guard try reader.u32() == 1 else { throw .malformed("the resource is not a key") }
+    let area = try TPMPublic(tpm2b: try reader.sizedWhole())
+    try reader.expectEnd("the resource")
+    guard area.name == name else { throw .malformed("the public area is not the one the TPM named") }
+    return area
+  }
+
+  /// The handle of a persistent key whose public area the caller verified, without a command
+  /// (Esys_TR_Deserialize of the resource ESAPI would have made from it): if the TPM holds
+  /// another key there, what is encrypted to this one fails in the TPM.
+  func persistentObject(_ tpmHandle: UInt32, verifiedPublicArea tpm2b: [UInt8]) throws(TPMError) -> ESYS_TR {
+    let area: TPMPublic
+    do { area = try TPMPublic(tpm2b: tpm2b) } catch { throw .corrupt(reason: "the kept public area: \(error)") }
+    let resource = TPMWriter.u32(tpmHandle) + TPMWriter.sized(area.name) + TPMWriter.u32(1) + tpm2b
+    var handle = ESYS_TR(ESYS_TR_NONE)
+    let rc = frp_Esys_TR_Deserialize(esys, resource, resource.count, &handle)
+    guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TR_Deserialize", rc) }
+    return handle
   }
 
   /// The public area of a loaded or persistent object (TPM2_ReadPublic).
@@ -180,24 +341,66 @@ public final class TPMContext {
     do { return try TPMPublic(tpm2b: try Self.marshal(outPublic)) } catch { throw .corrupt(reason: "\(error)") }
   }
 
-  private func release(_ handle: ESYS_TR, _ parent: TPMKeyBlob.Parent) {
-    var handle = handle
-    if parent == .templateSRK { _ = frp_Esys_FlushContext(esys, handle) } else { _ = frp_Esys_TR_Close(esys, &handle) }
+  func withParent<T>(_ kind: TPMKeyBlob.Parent?, _ body: (ESYS_TR) throws(TPMError) -> T) throws(TPMError) -> (T, TPMKeyBlob.Parent) {
+    let (handle, parent, _) = try storagePrimary(required: kind)
+    return (try throughParent(parent) { () throws(TPMError) in try body(handle) }, parent)
   }
 
-  func withParent<T>(_ kind: TPMKeyBlob.Parent?, _ body: (ESYS_TR) throws(TPMError) -> T) throws(TPMError) -> (T, TPMKeyBlob.Parent) {
-    let (handle, parent, noDA) = try storagePrimary(required: kind)
-    if let kind, kind != parent {
-      release(handle, parent)
-      throw .foreignKey(detail: "the key was made under the \(kind.rawValue) storage key, which this TPM does not have")
-    }
-    defer { release(handle, parent) }
+  /// `body`, a lockout reported as it is: through a parent that is not noDA the lockout blocks
+  /// the key whatever its own PIN.
+  func throughParent<T>(_ parent: TPMKeyBlob.Parent, _ body: () throws(TPMError) -> T) throws(TPMError) -> T {
     do {
-      return (try body(handle), parent)
-    } catch .lockout where !noDA {
-      // Said as it is: the lockout reached this key through its parent, whatever its own PIN.
-      throw .lockoutThroughParent
+      return try body()
+    } catch .lockout {
+      if parent == .persistentSRK, case .present(_, let area) = persistentSRK, !(area?.has(.noDA) ?? false) { throw .lockoutThroughParent }
+      throw .lockout
     }
+  }
+
+  // MARK: - The salted session
+
+  /// The session that carries every authValue and sensitive parameter: an HMAC session salted
+  /// to a decrypt key only this TPM holds (the storage key whose public area was read and
+  /// checked — `trustworthySaltKey` — or made from the template), so that its session key
+  /// is unknown to anyone who only reads the bus, with parameter encryption (AES-128-CFB) of
+  /// the command's first parameter: Create's inSensitive, which holds the new key's authValue.
+  /// The key's authValue itself never crosses the bus: the command carries an HMAC keyed with
+  /// the session key and the authValue. Started once per connection; `continuing: false` makes
+  /// the command end it (the TPM flushes it: no FlushContext).
+  func authorizationSession(continuing: Bool) throws(TPMError) -> ESYS_TR {
+    let session: ESYS_TR
+    if let authSession {
+      session = authSession
+    } else {
+      let saltKey = try sessionSaltKey()
+      var symmetric = TPMT_SYM_DEF()
+      frp_aes128_cfb(&symmetric)
+      var handle = ESYS_TR(ESYS_TR_NONE)
+      let rc = frp_Esys_StartAuthSession(
+        esys, saltKey, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), nil,
+        frp_session_hmac, &symmetric, frp_alg_sha256, &handle)
+      guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_StartAuthSession", rc) }
+      authSession = handle
+      session = handle
+    }
+    let rc = frp_Esys_TRSess_SetAttributes(esys, session, frp_session_decrypt | (continuing ? frp_session_continue : 0), 0xFF)
+    guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TRSess_SetAttributes", rc) }
+    authSessionContinues = continuing
+    return session
+  }
+
+  /// After a command in `session`: one that succeeded without continueSession ended it.
+  func used(_ session: ESYS_TR, succeeded: Bool) {
+    guard let authSession, session == authSession, succeeded, !authSessionContinues else { return }
+    var handle = session
+    _ = frp_Esys_TR_Close(esys, &handle)
+    self.authSession = nil
+  }
+
+  /// The key the session's salt is encrypted to.
+  private func sessionSaltKey() throws(TPMError) -> ESYS_TR {
+    if let (handle, area) = try persistentStorageKey(), let area, Self.trustworthySaltKey(area) { return handle }
+    return try templateStorageKey()
   }
 
   // MARK: - Keys
@@ -205,48 +408,107 @@ public final class TPMContext {
   /// Creates a P-256 signing key inside the TPM under the storage primary key; `authValue`
   /// (a PIN's bytes, at most 32 after hashing) protects its use. A key without an authValue is
   /// noDA: the TPM's dictionary-attack lockout, which other users' wrong PINs or unclean
-  /// shutdowns can trigger, never blocks it. Returns the wrapped blobs.
-  public func createSigningKey(authValue: [UInt8] = []) throws(TPMError) -> TPMKeyBlob {
-    try createKey(authValue: authValue) { frp_signing_template($0, authValue.isEmpty ? 1 : 0) }
+  /// shutdowns can trigger, never blocks it. With `keepLoaded` the key stays loaded for the
+  /// operations that follow (TPM2_CreateLoaded: no Load). Returns the wrapped blobs.
+  public func createSigningKey(authValue: [UInt8] = [], keepLoaded: Bool = false) throws(TPMError) -> TPMKeyBlob {
+    try operation { () throws(TPMError) in
+      try createKey(authValue: authValue, keepLoaded: keepLoaded) { frp_signing_template($0, authValue.isEmpty ? 1 : 0) }
+    }
   }
 
-  /// A key from `template` under the storage primary key, protected by `authValue`.
-  func createKey(authValue: [UInt8], template fillTemplate: (UnsafeMutablePointer<TPM2B_PUBLIC>) -> Void) throws(TPMError) -> TPMKeyBlob {
+  /// A key from `template` under the storage primary key, protected by `authValue`, which
+  /// travels encrypted in the salted session (`authorizationSession`).
+  func createKey(authValue: [UInt8], keepLoaded: Bool = false, template fillTemplate: (UnsafeMutablePointer<TPM2B_PUBLIC>) -> Void)
+    throws(TPMError) -> TPMKeyBlob
+  {
     let auth = Self.authDigest(authValue)
-    let ((publicBytes, privateBytes), parent) = try withParent(nil) { (parent) throws(TPMError) in
+    let (parent, kind, _) = try storagePrimary(required: nil)
+    return try throughParent(kind) { () throws(TPMError) -> TPMKeyBlob in
       var template = TPM2B_PUBLIC()
       fillTemplate(&template)
       var sensitive = TPM2B_SENSITIVE_CREATE()
       Self.fill(&sensitive.sensitive.userAuth, auth)
+      let session = auth.isEmpty ? ESYS_TR(ESYS_TR_PASSWORD) : try authorizationSession(continuing: true)
+      // The new object, and the persistent parent while the command runs.
+      makeRoom(for: kind == .persistentSRK ? 2 : 1)
+      if keepLoaded, createLoadedImplemented {
+        if let blob = try createLoaded(parent: (parent, kind), session: session, &sensitive, &template) { return blob }
+      }
       var outsideInfo = TPM2B_DATA()
       var pcrs = TPML_PCR_SELECTION()
       var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
       var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
       let rc = frp_Esys_Create(
-        esys, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-        &sensitive, &template, &outsideInfo, &pcrs, &outPrivate, &outPublic, nil, nil, nil)
+        esys, parent, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &sensitive, &template, &outsideInfo, &pcrs, &outPrivate,
+        &outPublic, nil, nil, nil)
+      used(session, succeeded: rc == TSS2_RC_SUCCESS)
       defer {
         frp_Esys_Free(outPrivate)
         frp_Esys_Free(outPublic)
       }
       guard rc == TSS2_RC_SUCCESS, let outPrivate, let outPublic else { throw Self.error("Esys_Create", rc) }
-      return (try Self.marshal(outPublic), try Self.marshal(outPrivate))
+      return TPMKeyBlob(parent: kind, publicArea: try Self.marshal(outPublic), privateArea: try Self.marshal(outPrivate))
     }
-    return TPMKeyBlob(parent: parent, publicArea: publicBytes, privateArea: privateBytes)
   }
 
-  /// Signs the SHA-256 of `message` with the key in `blob` (loaded under its parent, flushed
-  /// afterwards). Returns the raw 64-byte R‖S, the form ES256 uses.
+  /// TPM2_CreateLoaded (TPM 2.0 revision 1.38): the key made and loaded in one command, kept
+  /// loaded. Nil when the TPM does not implement it (then Create and Load do the same).
+  private func createLoaded(
+    parent: (handle: ESYS_TR, kind: TPMKeyBlob.Parent), session: ESYS_TR, _ sensitive: inout TPM2B_SENSITIVE_CREATE,
+    _ template: inout TPM2B_PUBLIC
+  ) throws(TPMError) -> TPMKeyBlob? {
+    var inPublic = TPM2B_TEMPLATE()
+    var offset = 0
+    let marshalled = withUnsafeMutableBytes(of: &inPublic.buffer) { raw in
+      frp_Tss2_MU_TPMT_PUBLIC_Marshal(&template.publicArea, raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, &offset)
+    }
+    guard marshalled == TSS2_RC_SUCCESS else { throw Self.error("Tss2_MU_TPMT_PUBLIC_Marshal", marshalled) }
+    inPublic.size = UInt16(offset)
+    var handle = ESYS_TR(ESYS_TR_NONE)
+    var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
+    var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+    let rc = frp_Esys_CreateLoaded(
+      esys, parent.handle, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &sensitive, &inPublic, &handle, &outPrivate, &outPublic)
+    used(session, succeeded: rc == TSS2_RC_SUCCESS)
+    defer {
+      frp_Esys_Free(outPrivate)
+      frp_Esys_Free(outPublic)
+    }
+    if frp_rc_base(rc) == frp_rc_command_code {
+      createLoadedImplemented = false
+      return nil
+    }
+    guard rc == TSS2_RC_SUCCESS, let outPrivate, let outPublic else { throw Self.error("Esys_CreateLoaded", rc) }
+    let blob: TPMKeyBlob
+    do {
+      blob = TPMKeyBlob(parent: parent.kind, publicArea: try Self.marshal(outPublic), privateArea: try Self.marshal(outPrivate))
+    } catch {
+      _ = frp_Esys_FlushContext(esys, handle)
+      throw error
+    }
+    loadedKeys.append((blob.bytes, handle))
+    return blob
+  }
+
+  /// Signs the SHA-256 of `message` with the key in `blob` (loaded under its parent, or kept
+  /// loaded from an operation before). Returns the raw 64-byte R‖S, the form ES256 uses. A key
+  /// with an authValue is used in the salted session, which this command ends: a signature is
+  /// the last step of a binding or a signing.
   public func sign<Message: Sequence>(_ message: Message, with blob: TPMKeyBlob, authValue: [UInt8] = []) throws(TPMError) -> [UInt8]
   where Message.Element == UInt8 {
     let digest = Array(SHA256.hash(data: Array(message)))
-    let (signature, _) = try withParent(blob.parent) { (parent) throws(TPMError) in
-      let key = try load(blob, parent: parent)
-      defer { _ = frp_Esys_FlushContext(esys, key) }
-      var auth = TPM2B_AUTH()
-      Self.fill(&auth, Self.authDigest(authValue))
-      var rc = frp_Esys_TR_SetAuth(esys, key, &auth)
+    return try operation { () throws(TPMError) -> [UInt8] in try signing(digest, with: blob, authValue: authValue) }
+  }
+
+  private func signing(_ digest: [UInt8], with blob: TPMKeyBlob, authValue: [UInt8]) throws(TPMError) -> [UInt8] {
+    try throughParent(blob.parent) { () throws(TPMError) -> [UInt8] in
+      let key = try loaded(blob)
+      let auth = Self.authDigest(authValue)
+      var authValue = TPM2B_AUTH()
+      Self.fill(&authValue, auth)
+      var rc = frp_Esys_TR_SetAuth(esys, key, &authValue)
       guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TR_SetAuth", rc) }
+      let session = auth.isEmpty ? ESYS_TR(ESYS_TR_PASSWORD) : try authorizationSession(continuing: false)
       var toSign = TPM2B_DIGEST()
       Self.fill(&toSign, digest)
       var scheme = TPMT_SIG_SCHEME()
@@ -254,21 +516,41 @@ public final class TPMContext {
       var ticket = TPMT_TK_HASHCHECK()
       frp_null_ticket(&ticket)
       var result: UnsafeMutablePointer<TPMT_SIGNATURE>?
-      rc = frp_Esys_Sign(
-        esys, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &toSign, &scheme, &ticket, &result)
+      rc = frp_Esys_Sign(esys, key, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &toSign, &scheme, &ticket, &result)
+      used(session, succeeded: rc == TSS2_RC_SUCCESS)
       defer { frp_Esys_Free(result) }
       guard rc == TSS2_RC_SUCCESS, let result else { throw Self.error("Esys_Sign", rc) }
       let ecdsa = result.pointee.signature.ecdsa
       return Self.padded(ecdsa.signatureR) + Self.padded(ecdsa.signatureS)
     }
-    return signature
   }
 
-  /// Loads `blob` under this TPM's storage key: proves the key belongs to this TPM.
+  /// Loads `blob` under this TPM's storage key: proves the key belongs to this TPM (and keeps
+  /// it loaded for what follows).
   public func verifyLoads(_ blob: TPMKeyBlob) throws(TPMError) {
-    _ = try withParent(blob.parent) { (parent) throws(TPMError) in
-      let key = try load(blob, parent: parent)
-      _ = frp_Esys_FlushContext(esys, key)
+    _ = try operation { () throws(TPMError) in try throughParent(blob.parent) { () throws(TPMError) in try loaded(blob) } }
+  }
+
+  /// The handle of `blob` loaded: kept from before, or loaded now and kept.
+  func loaded(_ blob: TPMKeyBlob) throws(TPMError) -> ESYS_TR {
+    let bytes = blob.bytes
+    if let index = loadedKeys.firstIndex(where: { $0.blob == bytes }) {
+      let kept = loadedKeys.remove(at: index)
+      loadedKeys.append(kept)
+      return kept.handle
+    }
+    let (parent, kind, _) = try storagePrimary(required: blob.parent)
+    makeRoom(for: kind == .persistentSRK ? 2 : 1)
+    let handle = try throughParent(kind) { () throws(TPMError) in try load(blob, parent: parent) }
+    loadedKeys.append((bytes, handle))
+    return handle
+  }
+
+  /// Flushes the least recently used kept keys until `objects` more fit in the TPM's slots
+  /// beside the template SRK and the kept keys (so an AK loaded just before a key stays).
+  func makeRoom(for objects: Int) {
+    while !loadedKeys.isEmpty, (templateSRK == nil ? 0 : 1) + loadedKeys.count + objects > Self.objectSlots {
+      _ = frp_Esys_FlushContext(esys, loadedKeys.removeFirst().handle)
     }
   }
 
@@ -303,8 +585,11 @@ public final class TPMContext {
   /// Makes the standard SRK persistent at 0x81000001 (what `tpm2_createprimary` +
   /// `tpm2_evictcontrol` provisioning does); a no-op when one is there.
   public func persistStorageKey() throws(TPMError) {
+    try operation { () throws(TPMError) in try persistingStorageKey() }
+  }
+
+  private func persistingStorageKey() throws(TPMError) {
     let (handle, parent, _) = try storagePrimary(required: nil)
-    defer { release(handle, parent) }
     guard parent == .templateSRK else { return }
     var persistent = ESYS_TR(ESYS_TR_NONE)
     let rc = frp_Esys_EvictControl(
@@ -312,6 +597,7 @@ public final class TPMContext {
       frp_srk_persistent_handle, &persistent)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_EvictControl", rc) }
     _ = frp_Esys_TR_Close(esys, &persistent)
+    persistentSRK = .unknown
   }
 
   // MARK: - Public keys
@@ -426,6 +712,9 @@ public final class TPMContext {
     if rc & frp_rc_layer_mask != 0, rc & 0xFFFF == 0x000A /* TSS2_BASE_RC_IO_ERROR */ || rc & 0xFFFF == 0x0015 /* NO_CONNECTION */ {
       return .unavailable(tcti: "", detail: decode(rc))
     }
+    // Not started (TPM2_RC_INITIALIZE) or in failure mode (TPM2_RC_FAILURE): the first command
+    // of a connection is the probe that used to be a GetRandom of its own.
+    if base == 0x100 || base == 0x101 { return .unavailable(tcti: "", detail: decode(rc)) }
     return .failed(call: call, detail: decode(rc))
   }
 }

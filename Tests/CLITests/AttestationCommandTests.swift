@@ -16,9 +16,9 @@ extension BindingCommandTests {
     let root: String
     let issuer: String
 
-    init() throws {
+    init(persistentSRK: Bool = false) throws {
       directory = try makeTemporaryDirectory("fr-profile-ek")
-      let made = try SWTPM.manufacture(in: directory)
+      let made = try SWTPM.manufacture(in: directory, persistentSRK: persistentSRK)
       tpm = try SWTPM(stateDirectory: made.state)
       root = made.root
       issuer = made.issuer

@@ -2,10 +2,14 @@ import Foundation
 
 extension SWTPM {
   /// A TPM state made by `swtpm_setup` as a manufacturer would: RSA 2048 and P-384 EKs with
-  /// certificates in NV, signed by swtpm_localca's CA. Its configuration and CA live in
-  /// `directory` (never /etc or /var/lib). Returns the state directory, the CA's root
-  /// certificate and its issuing certificate (PEM paths).
-  public static func manufacture(in directory: String) throws -> (state: String, root: String, issuer: String) {
+  /// certificates in NV, signed by swtpm_localca's CA, and persistent (the RSA EK at
+  /// 0x81010001, as a PC's firmware leaves it). With `persistentSRK`, also the storage primary
+  /// key at 0x81000001 (`--create-spk`: RSA 2048, noDA, what Windows provisions). Its
+  /// configuration and CA live in `directory` (never /etc or /var/lib). Returns the state
+  /// directory, the CA's root certificate and its issuing certificate (PEM paths).
+  public static func manufacture(in directory: String, persistentSRK: Bool = false) throws -> (
+    state: String, root: String, issuer: String
+  ) {
     let state = directory + "/state"
     let ca = directory + "/ca"
     try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
@@ -25,7 +29,7 @@ extension SWTPM {
       [
         "/usr/bin/swtpm_setup", "--tpm2", "--tpmstate", state, "--create-ek-cert", "--create-platform-cert", "--config",
         directory + "/setup.conf", "--overwrite",
-      ], environment: [:], timeout: 120)
+      ] + (persistentSRK ? ["--create-spk"] : []), environment: [:], timeout: 120)
     guard setup.status == 0 else { throw SWTPMError("swtpm_setup failed with status \(setup.status): \(setup.stderr.suffix(500))") }
     return (state, ca + "/swtpm-localca-rootca-cert.pem", ca + "/issuercert.pem")
   }

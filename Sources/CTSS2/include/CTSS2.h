@@ -37,6 +37,10 @@ TSS2_RC frp_Esys_TR_FromTPMPublic(
   ESYS_CONTEXT *esysContext, TPM2_HANDLE tpm_handle, ESYS_TR optionalSession1, ESYS_TR optionalSession2,
   ESYS_TR optionalSession3, ESYS_TR *object);
 TSS2_RC frp_Esys_TR_Close(ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle);
+TSS2_RC frp_Esys_TR_Serialize(ESYS_CONTEXT *esys_context, ESYS_TR object, uint8_t **buffer, size_t *buffer_size);
+TSS2_RC frp_Esys_TR_Deserialize(ESYS_CONTEXT *esys_context, uint8_t const *buffer, size_t buffer_size, ESYS_TR *esys_handle);
+TSS2_RC frp_Esys_TR_GetName(ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_NAME **name);
+TSS2_RC frp_Esys_TRSess_SetAttributes(ESYS_CONTEXT *esysContext, ESYS_TR session, TPMA_SESSION flags, TPMA_SESSION mask);
 TSS2_RC frp_Esys_TR_SetAuth(ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_AUTH const *authValue);
 TSS2_RC frp_Esys_FlushContext(ESYS_CONTEXT *esysContext, ESYS_TR flushHandle);
 TSS2_RC frp_Esys_CreatePrimary(
@@ -49,6 +53,10 @@ TSS2_RC frp_Esys_Create(
   const TPM2B_SENSITIVE_CREATE *inSensitive, const TPM2B_PUBLIC *inPublic, const TPM2B_DATA *outsideInfo,
   const TPML_PCR_SELECTION *creationPCR, TPM2B_PRIVATE **outPrivate, TPM2B_PUBLIC **outPublic,
   TPM2B_CREATION_DATA **creationData, TPM2B_DIGEST **creationHash, TPMT_TK_CREATION **creationTicket);
+TSS2_RC frp_Esys_CreateLoaded(
+  ESYS_CONTEXT *esysContext, ESYS_TR parentHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_SENSITIVE_CREATE *inSensitive, const TPM2B_TEMPLATE *inPublic, ESYS_TR *objectHandle, TPM2B_PRIVATE **outPrivate,
+  TPM2B_PUBLIC **outPublic);
 TSS2_RC frp_Esys_Load(
   ESYS_CONTEXT *esysContext, ESYS_TR parentHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
   const TPM2B_PRIVATE *inPrivate, const TPM2B_PUBLIC *inPublic, ESYS_TR *objectHandle);
@@ -62,6 +70,7 @@ TSS2_RC frp_Esys_DictionaryAttackParameters(
 TSS2_RC frp_Esys_EvictControl(
   ESYS_CONTEXT *esysContext, ESYS_TR auth, ESYS_TR objectHandle, ESYS_TR shandle1, ESYS_TR shandle2,
   ESYS_TR shandle3, TPMI_DH_PERSISTENT persistentHandle, ESYS_TR *newObjectHandle);
+TSS2_RC frp_Tss2_MU_TPMT_PUBLIC_Marshal(TPMT_PUBLIC const *src, uint8_t buffer[], size_t buffer_size, size_t *offset);
 TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Marshal(TPM2B_PUBLIC const *src, uint8_t buffer[], size_t buffer_size, size_t *offset);
 TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Unmarshal(uint8_t const buffer[], size_t buffer_size, size_t *offset, TPM2B_PUBLIC *dest);
 TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Marshal(TPM2B_PRIVATE const *src, uint8_t buffer[], size_t buffer_size, size_t *offset);
@@ -185,7 +194,23 @@ static inline void frp_no_symmetric(TPMT_SYM_DEF *out) {
   memset(out, 0, sizeof *out);
   out->algorithm = TPM2_ALG_NULL;
 }
+/// AES-128 in CFB mode: the parameter encryption of a session (TPM 2.0 Part 1, 21.3).
+static inline void frp_aes128_cfb(TPMT_SYM_DEF *out) {
+  memset(out, 0, sizeof *out);
+  out->algorithm = TPM2_ALG_AES;
+  out->keyBits.aes = 128;
+  out->mode.aes = TPM2_ALG_CFB;
+}
 static const TPM2_SE frp_session_policy = TPM2_SE_POLICY;
+static const TPM2_SE frp_session_hmac = TPM2_SE_HMAC;
+/// Session attributes: keep the session after the command; encrypt the command's first
+/// parameter (a TPM2B) with the session's key.
+static const TPMA_SESSION frp_session_continue = TPMA_SESSION_CONTINUESESSION;
+static const TPMA_SESSION frp_session_decrypt = TPMA_SESSION_DECRYPT;
+/// The persistent handles the TCG reserves for the EKs (TCG EK Credential Profile 2.3, section
+/// 2.2.1.4): RSA 2048 (template L-1) and ECC NIST P-256 (template L-2).
+static const TPM2_HANDLE frp_ek_rsa_persistent_handle = 0x81010001;
+static const TPM2_HANDLE frp_ek_ecc_persistent_handle = 0x81010002;
 static const TPMI_ALG_HASH frp_alg_sha256 = TPM2_ALG_SHA256;
 /// The NV indices of the EK certificates (TCG EK Credential Profile): RSA 2048, ECC P-256.
 static const TPM2_HANDLE frp_ek_cert_rsa_index = 0x01C00002;
@@ -229,6 +254,7 @@ static const TSS2_RC frp_rc_bad_auth = 0x0A2;   // TPM2_RC_BAD_AUTH
 static const TSS2_RC frp_rc_integrity = 0x09F;  // TPM2_RC_INTEGRITY
 static const TSS2_RC frp_rc_handle = 0x08B;     // TPM2_RC_HANDLE
 static const TSS2_RC frp_rc_lockout = 0x921;    // TPM2_RC_LOCKOUT (warning)
+static const TSS2_RC frp_rc_command_code = 0x143;  // TPM2_RC_COMMAND_CODE: a command this TPM does not implement
 
 /// Whether the TPM answered with a warning that passes by itself (format-zero warnings,
 /// TPM2_RC_WARN 0x900): busy (RETRY, YIELDED, TESTING) or out of object, session or other

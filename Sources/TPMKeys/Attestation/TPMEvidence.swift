@@ -1,6 +1,7 @@
 // swift-format-ignore-file: NoBlockComments
 
 import CTSS2
+import TPMProtocol
 
 /// The client half of TPM attestation (issue 21): the endorsement key and its certificate, an
 /// attestation key (AK), the answer to a server's credential challenge (which proves the AK
@@ -32,6 +33,7 @@ extension TPMContext {
     var pcrs = TPML_PCR_SELECTION()
     var handle = ESYS_TR(ESYS_TR_NONE)
     var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+    makeRoom(for: 1)
     let rc = frp_Esys_CreatePrimary(
       esys, ESYS_TR(ESYS_TR_RH_ENDORSEMENT), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
       &sensitive, &template, &outsideInfo, &pcrs, &handle, &outPublic, nil, nil, nil)
@@ -42,6 +44,51 @@ extension TPMContext {
     } catch {
       _ = frp_Esys_FlushContext(esys, handle)
       throw error
+    }
+  }
+
+  /// The persistent handle the TCG reserves for the `type` EK (0x81010001, 0x81010002).
+  public static func persistentHandle(_ type: EndorsementKeyType) -> UInt32 {
+    type == .rsa2048 ? frp_ek_rsa_persistent_handle : frp_ek_ecc_persistent_handle
+  }
+
+  /// The `type` EK's public area (a marshalled TPM2B_PUBLIC) and, when the TPM keeps it there,
+  /// its persistent handle. The key at the persistent handle is taken as the EK without
+  /// re-creating it (one ReadPublic instead of a CreatePrimary, which takes seconds for an
+  /// RSA key on some chips) when its area is the TCG template's for its key, byte for byte
+  /// (`TPMPublic.isCanonicalEndorsementKey`), and `certificate` names that key; else the EK is
+  /// re-created from its template, and the persistent key is named only if it is that EK.
+  public func endorsementKey(_ type: EndorsementKeyType, certificate: [UInt8]?) throws(TPMError) -> (
+    publicArea: [UInt8], persistentHandle: UInt32?
+  ) {
+    let handle = Self.persistentHandle(type)
+    let persistent = try persistentEndorsementKey(handle)
+    if let persistent, persistent.isCanonicalEndorsementKey, Self.isType(type, persistent), let certificate,
+      EndorsementCertificateKey.certifies(certificate, persistent)
+    {
+      return (persistent.tpm2b, handle)
+    }
+    let created = try endorsementPublicArea(type)
+    return (created, persistent?.tpm2b == created ? handle : nil)
+  }
+
+  static func isType(_ type: EndorsementKeyType, _ area: TPMPublic) -> Bool {
+    switch area.material {
+    case .rsa: type == .rsa2048
+    case .eccP256: type == .eccP256
+    }
+  }
+
+  /// The public area of the key at the persistent `handle` (one ReadPublic per connection; its
+  /// handle is kept for the credential activation that follows); nil when there is none.
+  public func persistentEndorsementKey(_ handle: UInt32) throws(TPMError) -> TPMPublic? {
+    switch endorsementKeys[handle] ?? .unknown {
+    case .absent: return nil
+    case .present(_, let area): return area
+    case .unknown:
+      let found = try persistentObject(handle)
+      endorsementKeys[handle] = found.map { .present($0.0, $0.1) } ?? .absent
+      return found?.1
     }
   }
 
@@ -66,49 +113,111 @@ extension TPMContext {
   public func endorsementCertificate(_ type: EndorsementKeyType) throws(TPMError) -> [UInt8]? {
     let index = type == .eccP256 ? frp_ek_cert_ecc_index : frp_ek_cert_rsa_index
     var nv = ESYS_TR(ESYS_TR_NONE)
-    guard
-      frp_Esys_TR_FromTPMPublic(esys, index, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &nv)
-        == TSS2_RC_SUCCESS
-    else { return nil }
+    // One NV_ReadPublic, whose answer ESAPI keeps with the handle: the size comes from there.
+    let rc = frp_Esys_TR_FromTPMPublic(esys, index, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &nv)
+    guard rc == TSS2_RC_SUCCESS else {
+      if rc & frp_rc_layer_mask == 0, rc & 0x80 != 0 { return nil }
+      throw Self.error("Esys_TR_FromTPMPublic", rc)
+    }
     defer { _ = frp_Esys_TR_Close(esys, &nv) }
-    var info: UnsafeMutablePointer<TPM2B_NV_PUBLIC>?
-    var rc = frp_Esys_NV_ReadPublic(esys, nv, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &info, nil)
-    guard rc == TSS2_RC_SUCCESS, let info else { throw Self.error("Esys_NV_ReadPublic", rc) }
-    let size = Int(info.pointee.nvPublic.dataSize)
-    frp_Esys_Free(info)
+    let size = try nvDataSize(nv)
     var bytes: [UInt8] = []
+    // 1024 bytes a read (MAX_NV_BUFFER_SIZE of most TPMs: one read for most certificates), 512
+    // (below every TPM's) after a TPM that refuses that.
+    var chunk = 1024
     while bytes.count < size {
-      // 512 bytes a read: below every TPM's MAX_NV_BUFFER_SIZE.
-      let chunk = UInt16(min(size - bytes.count, 512))
       var data: UnsafeMutablePointer<TPM2B_MAX_NV_BUFFER>?
-      rc = frp_Esys_NV_Read(
-        esys, ESYS_TR(ESYS_TR_RH_OWNER), nv, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), chunk,
-        UInt16(bytes.count), &data)
-      guard rc == TSS2_RC_SUCCESS, let data else { throw Self.error("Esys_NV_Read", rc) }
+      let rc = frp_Esys_NV_Read(
+        esys, ESYS_TR(ESYS_TR_RH_OWNER), nv, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+        UInt16(min(size - bytes.count, chunk)), UInt16(bytes.count), &data)
+      defer { frp_Esys_Free(data) }
+      if rc != TSS2_RC_SUCCESS, chunk > 512, rc & frp_rc_layer_mask == 0, rc & 0x80 != 0 {
+        chunk = 512
+        continue
+      }
+      guard rc == TSS2_RC_SUCCESS, let data, data.pointee.size > 0 else { throw Self.error("Esys_NV_Read", rc) }
       bytes += withUnsafeBytes(of: data.pointee.buffer) { Array($0.prefix(Int(data.pointee.size))) }
-      frp_Esys_Free(data)
     }
     return bytes
+  }
+
+  /// The data size of an NV index, from the public area ESAPI keeps with its handle (the
+  /// serialized resource: handle, TPM2B_NAME, type 2 for NV, TPM2B_NV_PUBLIC { nvIndex, nameAlg,
+  /// attributes, authPolicy, dataSize }).
+  private func nvDataSize(_ nv: ESYS_TR) throws(TPMError) -> Int {
+    var buffer: UnsafeMutablePointer<UInt8>?
+    var count = 0
+    let rc = frp_Esys_TR_Serialize(esys, nv, &buffer, &count)
+    defer { frp_Esys_Free(buffer) }
+    guard rc == TSS2_RC_SUCCESS, let buffer else { throw Self.error("Esys_TR_Serialize", rc) }
+    var reader = TPMReader(Array(UnsafeBufferPointer(start: buffer, count: count)))
+    do throws(AttestationError) {
+      _ = try reader.u32()
+      _ = try reader.sized()
+      guard try reader.u32() == 2 else { throw .malformed("not an NV index") }
+      _ = try reader.u16()
+      _ = try reader.u32()
+      _ = try reader.u16()
+      _ = try reader.u32()
+      _ = try reader.sized()
+      return Int(try reader.u16())
+    } catch {
+      throw .corrupt(reason: "the NV index's public area: \(error)")
+    }
   }
 
   /// A new attestation key under the storage key: restricted signing (it signs only what the
   /// TPM produced), P-256 ECDSA/SHA-256, noDA, no authValue.
   public func createAttestationKey() throws(TPMError) -> TPMKeyBlob {
-    try createKey(authValue: [], template: frp_ak_template)
+    try operation { () throws(TPMError) in try createKey(authValue: [], template: frp_ak_template) }
   }
 
   /// Answers a credential challenge (TPM2_ActivateCredential): the TPM releases the secret only
   /// if its EK can decrypt `encryptedSecret` and `ak` is the key whose name the challenge was
   /// made for, loaded in this same TPM. `credentialBlob` and `encryptedSecret` are the contents
-  /// of the TPM2B_ID_OBJECT and TPM2B_ENCRYPTED_SECRET (without their size fields).
+  /// of the TPM2B_ID_OBJECT and TPM2B_ENCRYPTED_SECRET (without their size fields). The EK is
+  /// the persistent one at `persistentHandle`, whose public area `publicArea` was read and
+  /// checked before (by `endorsementKey`, in this connection or an earlier one: no command),
+  /// else re-created from its template. The AK stays loaded for what follows.
   public func activateCredential(
-    attestationKey ak: TPMKeyBlob, credentialBlob: [UInt8], encryptedSecret: [UInt8], endorsementKey type: EndorsementKeyType = .eccP256
+    attestationKey ak: TPMKeyBlob, credentialBlob: [UInt8], encryptedSecret: [UInt8], endorsementKey type: EndorsementKeyType = .eccP256,
+    persistentHandle: UInt32? = nil, publicArea: [UInt8]? = nil
   ) throws(TPMError) -> [UInt8] {
-    let (akHandle, _) = try withParent(ak.parent) { (parent) throws(TPMError) in try load(ak, parent: parent) }
-    defer { _ = frp_Esys_FlushContext(esys, akHandle) }
+    try operation { () throws(TPMError) -> [UInt8] in
+      try activating(ak, credentialBlob, encryptedSecret, type, persistentHandle: persistentHandle, publicArea: publicArea)
+    }
+  }
+
+  private func activating(
+    _ ak: TPMKeyBlob, _ credentialBlob: [UInt8], _ encryptedSecret: [UInt8], _ type: EndorsementKeyType, persistentHandle: UInt32?,
+    publicArea: [UInt8]?
+  ) throws(TPMError) -> [UInt8] {
+    let akHandle = try loaded(ak)
+    if let persistentHandle, let publicArea {
+      let ek: ESYS_TR
+      if case .present(let handle, _) = endorsementKeys[persistentHandle] {
+        ek = handle
+      } else {
+        ek = try persistentObject(persistentHandle, verifiedPublicArea: publicArea)
+        endorsementKeys[persistentHandle] = .present(ek, try? TPMPublic(tpm2b: publicArea))
+      }
+      makeRoom(for: 1)  // the TPM loads the persistent EK for the command
+      if let released = try activate(akHandle, ek, credentialBlob, encryptedSecret) { return released }
+      // The persistent EK is gone (evicted, or the TPM cleared): re-created below.
+      endorsementKeys[persistentHandle] = .absent
+    }
     let (ek, _) = try createEndorsementKey(type)
     defer { _ = frp_Esys_FlushContext(esys, ek) }
-    // The EK is usable only through policy A: PolicySecret with the endorsement hierarchy.
+    guard let released = try activate(akHandle, ek, credentialBlob, encryptedSecret) else {
+      throw .failed(call: "Esys_ActivateCredential", detail: "the TPM does not know the endorsement key it just made")
+    }
+    return released
+  }
+
+  /// TPM2_ActivateCredential with the EK authorized by policy A (PolicySecret with the
+  /// endorsement hierarchy), in a policy session the command ends. Nil when the TPM has no
+  /// object at the EK's handle.
+  private func activate(_ ak: ESYS_TR, _ ek: ESYS_TR, _ credentialBlob: [UInt8], _ encryptedSecret: [UInt8]) throws(TPMError) -> [UInt8]? {
     var session = ESYS_TR(ESYS_TR_NONE)
     var symmetric = TPMT_SYM_DEF()
     frp_no_symmetric(&symmetric)
@@ -116,20 +225,27 @@ extension TPMContext {
       esys, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), nil,
       frp_session_policy, &symmetric, frp_alg_sha256, &session)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_StartAuthSession", rc) }
-    defer { _ = frp_Esys_FlushContext(esys, session) }
+    var ended = false
+    defer {
+      if ended { _ = frp_Esys_TR_Close(esys, &session) } else { _ = frp_Esys_FlushContext(esys, session) }
+    }
     rc = frp_Esys_PolicySecret(
       esys, ESYS_TR(ESYS_TR_RH_ENDORSEMENT), session, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), nil,
       nil, nil, 0, nil, nil)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_PolicySecret", rc) }
+    // Without continueSession: the TPM flushes the session with the command's success.
+    rc = frp_Esys_TRSess_SetAttributes(esys, session, 0, 0xFF)
+    guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TRSess_SetAttributes", rc) }
     var blob = TPM2B_ID_OBJECT()
     Self.fill(&blob, credentialBlob)
     var secret = TPM2B_ENCRYPTED_SECRET()
     Self.fill(&secret, encryptedSecret)
     var info: UnsafeMutablePointer<TPM2B_DIGEST>?
-    rc = frp_Esys_ActivateCredential(
-      esys, akHandle, ek, ESYS_TR(ESYS_TR_PASSWORD), session, ESYS_TR(ESYS_TR_NONE), &blob, &secret, &info)
+    rc = frp_Esys_ActivateCredential(esys, ak, ek, ESYS_TR(ESYS_TR_PASSWORD), session, ESYS_TR(ESYS_TR_NONE), &blob, &secret, &info)
     defer { frp_Esys_Free(info) }
+    if frp_rc_base(rc) == frp_rc_handle { return nil }
     guard rc == TSS2_RC_SUCCESS, let info else { throw Self.error("Esys_ActivateCredential", rc) }
+    ended = true
     return withUnsafeBytes(of: info.pointee.buffer) { Array($0.prefix(Int(info.pointee.size))) }
   }
 
@@ -139,23 +255,38 @@ extension TPMContext {
   public func certify(_ key: TPMKeyBlob, attestationKey ak: TPMKeyBlob, qualifyingData: [UInt8], keyAuthValue: [UInt8] = [])
     throws(TPMError) -> (attestation: [UInt8], signature: [UInt8])
   {
-    let (akHandle, _) = try withParent(ak.parent) { (parent) throws(TPMError) in try load(ak, parent: parent) }
-    defer { _ = frp_Esys_FlushContext(esys, akHandle) }
-    let (keyHandle, _) = try withParent(key.parent) { (parent) throws(TPMError) in try load(key, parent: parent) }
-    defer { _ = frp_Esys_FlushContext(esys, keyHandle) }
-    var auth = TPM2B_AUTH()
-    Self.fill(&auth, Self.authDigest(keyAuthValue))
-    var rc = frp_Esys_TR_SetAuth(esys, keyHandle, &auth)
-    guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TR_SetAuth", rc) }
+    try operation { () throws(TPMError) in try certifying(key, attestationKey: ak, qualifyingData, keyAuthValue) }
+  }
+
+  private func certifying(_ key: TPMKeyBlob, attestationKey ak: TPMKeyBlob, _ qualifyingData: [UInt8], _ keyAuthValue: [UInt8])
+    throws(TPMError) -> (attestation: [UInt8], signature: [UInt8])
+  {
+    try throughParent(key.parent) { () throws(TPMError) in
+      let akHandle = try loaded(ak)
+      let keyHandle = try loaded(key)
+      let auth = Self.authDigest(keyAuthValue)
+      var authValue = TPM2B_AUTH()
+      Self.fill(&authValue, auth)
+      let rc = frp_Esys_TR_SetAuth(esys, keyHandle, &authValue)
+      guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TR_SetAuth", rc) }
+      // A PIN key's authValue reaches the TPM only as the salted session's HMAC.
+      let session = auth.isEmpty ? ESYS_TR(ESYS_TR_PASSWORD) : try authorizationSession(continuing: true)
+      return try certify(keyHandle, by: akHandle, session: session, qualifyingData)
+    }
+  }
+
+  private func certify(_ keyHandle: ESYS_TR, by akHandle: ESYS_TR, session: ESYS_TR, _ qualifyingData: [UInt8]) throws(TPMError) -> (
+    attestation: [UInt8], signature: [UInt8]
+  ) {
     var data = TPM2B_DATA()
     Self.fill(&data, qualifyingData)
     var scheme = TPMT_SIG_SCHEME()
     frp_ecdsa_scheme(&scheme)
     var info: UnsafeMutablePointer<TPM2B_ATTEST>?
     var signature: UnsafeMutablePointer<TPMT_SIGNATURE>?
-    rc = frp_Esys_Certify(
-      esys, keyHandle, akHandle, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), &data, &scheme, &info,
-      &signature)
+    let rc = frp_Esys_Certify(
+      esys, keyHandle, akHandle, session, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), &data, &scheme, &info, &signature)
+    used(session, succeeded: rc == TSS2_RC_SUCCESS)
     defer {
       frp_Esys_Free(info)
       frp_Esys_Free(signature)

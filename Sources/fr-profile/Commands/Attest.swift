@@ -68,7 +68,8 @@ extension FRProfile {
           after: maxTime,
           "attest \(verb) did not end within --max-time (\(JSONWriter.formatNumber(maxTime)) s): the TPM stopped answering? Raise --max-time if it is slow."
         )
-        return TPMAttester(tcti: try TPMExit.tcti(option: tcti), stateDirectory: try options.settings.keyStore().directory)
+        return TPMAttester(
+          connection: ProcessTPM.connection(try TPMExit.tcti(option: tcti)), stateDirectory: try options.settings.keyStore().directory)
       }
     }
 

@@ -95,14 +95,15 @@ extension BindingOptions {
       }
       choice = parsed
     }
+    let connection = ProcessTPM.connection(tcti)
     switch choice ?? .auto {
-    case .file: return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: false)
+    case .file: return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: false, connection: connection)
     case .tpm:
-      do { _ = try TPMContext(tcti: tcti) } catch {
+      do throws(TPMError) { try connection.run { (tpm) throws(TPMError) in try tpm.probe() } } catch {
         throw TPMExit.failure(TPMUserKeyStore.mapped(error, tcti: tcti))
       }
-      return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: true)
-    case .auto: return TPMUserKeyStore.automatic(records: files, tcti: tcti)
+      return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: true, connection: connection)
+    case .auto: return TPMUserKeyStore.automatic(records: files, tcti: tcti, connection: connection)
     }
   }
 }
@@ -232,7 +233,7 @@ struct BindingSetup {
       policyEvaluator: evaluator, policyContext: policyContext(verifier: verifier),
       customClaims: options.customClaims + postureClaim(), boundUser: options.boundUser, selectKey: selector, deadline: deadline)
     if options.tpmEvidence {
-      binder.attester = TPMAttester(tcti: store.tcti, stateDirectory: identity.directory, activated: true)
+      binder.attester = TPMAttester(connection: store.connection, stateDirectory: identity.directory, activated: true)
     }
     return binder
   }
@@ -287,7 +288,8 @@ extension StepAnswerer {
         writeStandardError("fr-profile: warning: the server asks for TPM attestation and this device cannot give it: \(reason).\n")
         answer = ["v": 1, "error": .string(reason)]
       } else {
-        let attester = TPMAttester(tcti: try TPMExit.tcti(option: binding.tcti), stateDirectory: try settings.keyStore().directory)
+        let attester = TPMAttester(
+          connection: ProcessTPM.connection(try TPMExit.tcti(option: binding.tcti)), stateDirectory: try settings.keyStore().directory)
         self.attester = attester
         do { answer = try attester.request() } catch { throw TPMExit.failure(error, tcti: attester.tcti) }
         if settings.verbose { detail("answered the TPM attestation request (endorsement key and attestation key).") }
