@@ -256,7 +256,7 @@ let package = Package(
     .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
     // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
     .target(name: "DeviceMatch", dependencies: ["ProfileJSON", "SystemCalls"], swiftSettings: fuzzed),
-    .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON"]),
+    .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON", "TestSupport"]),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes; also
     // runs `fr-profile journey` against an in-process AM test server
     // (Support/AuthenticateServer.swift, Device Match by DeviceMatch), TLS through the

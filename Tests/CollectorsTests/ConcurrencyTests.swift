@@ -10,30 +10,26 @@ import Testing
 /// facts and the diagnostics must hold up, and the result must equal a sequential collection.
 @Suite(.timeLimit(.minutes(10))) struct ConcurrentCollectionTests {
   @Test(arguments: FixtureMachine.allCases)
-  func collectorsOnManyThreadsAgreeWithOneThread(machine: FixtureMachine) async {
+  func collectorsOnManyThreadsAgreeWithOneThread(machine: FixtureMachine) async throws {
     let collectors = DeviceProfile.defaultCollectors()
     let sequential = collectors.map { JSONWriter.compact($0.collect(machine.context()) ?? .null) }
     let sequentialNotes = Set(notes(of: machine.context(), collectors))
+    let expectedCount = 4 * notes(of: machine.context(), collectors).count
 
     for _ in 0..<20 {
-      // One context shared by every task: its SharedFacts and Diagnostics are hit at once.
+      // One context shared by every thread: its SharedFacts and Diagnostics are hit at once.
+      // Threads of their own (four per collector), not tasks: hundreds of blocking collections
+      // queued on the cooperative pool held every other test's continuation for minutes.
       let context = machine.context()
-      let concurrent = await withTaskGroup(of: (Int, String).self) { group in
-        for (index, collector) in collectors.enumerated() {
-          for _ in 0..<4 {
-            group.addTask { (index, JSONWriter.compact(collector.collect(context) ?? .null)) }
-          }
-        }
-        var results: [(Int, String)] = []
-        for await result in group { results.append(result) }
-        return results
+      let concurrent = try await onOwnThread {
+        onThreads(collectors.count * 4) { slot in JSONWriter.compact(collectors[slot / 4].collect(context) ?? .null) }
       }
-      for (index, text) in concurrent {
-        #expect(text == sequential[index], "\(collectors[index].name) differs when run concurrently")
+      for (slot, text) in concurrent.enumerated() {
+        #expect(text == sequential[slot / 4], "\(collectors[slot / 4].name) differs when run concurrently")
       }
       // Every note of a sequential run is there (four times over), none is lost or torn.
       let noted = context.diagnostics.notes
-      #expect(noted.count == 4 * notes(of: machine.context(), collectors).count)
+      #expect(noted.count == expectedCount)
       #expect(Set(noted.map { "\($0.level) \($0.key) \($0.message)" }) == sequentialNotes)
     }
   }
