@@ -10,6 +10,12 @@ usage: scripts/lint-tests.py DIR...      (make lint runs it on Tests/)
 Exit 1 with one line per hit, `file:line: …`; 0 when there is none. An else-branch records
 something when it holds `Issue.record`, `#expect`, `#require`, `XCTFail`, `throw`,
 `preconditionFailure` or `fatalError`.
+
+Also flags a time limit under 10 minutes: swift-testing starts a test's clock when the test is
+scheduled, and on a 2-core machine a test waits for one of the cooperative pool's two threads
+while the others run; a short limit then fails a test that never hung (CI, 2026-11-27: three
+2-minute suites ran out behind two minute-long tests). The limit is there to end a hang well
+inside CI's own, not to time a test.
 """
 import os
 import re
@@ -17,6 +23,8 @@ import sys
 
 RECORDS = re.compile(r"Issue\.record|#expect|#require|XCTFail|\bthrow\b|preconditionFailure|fatalError")
 GUARD = re.compile(r"^\s*guard\b")
+TIME_LIMIT = re.compile(r"\.timeLimit\(\.minutes\((\d+)\)\)")
+MINIMUM_MINUTES = 10
 
 
 def else_block(lines, start):
@@ -55,6 +63,11 @@ def main(directories):
                 with open(path, encoding="utf-8") as handle:
                     lines = handle.read().split("\n")
                 for number, line in enumerate(lines):
+                    for limit in TIME_LIMIT.finditer(line):
+                        if int(limit.group(1)) < MINIMUM_MINUTES:
+                            hits.append(
+                                f"{path}:{number + 1}: a time limit under {MINIMUM_MINUTES} minutes counts the wait "
+                                "for a pool thread and fails tests that never hung")
                     if not GUARD.match(line):
                         continue
                     block = else_block(lines, number)

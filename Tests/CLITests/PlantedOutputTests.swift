@@ -7,7 +7,7 @@ import Testing
 /// can change. Every writer that needs no server or TPM, run as root against `nobody`'s plants;
 /// the writers that do (journey -o, keys export -o, attest challenge --state) have the same
 /// checks in their own suites.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct PlantedOutputTests {
   /// A writer: the arguments before `-o FILE`, and the mode its file must get.
   struct Writer: CustomTestStringConvertible, Sendable {

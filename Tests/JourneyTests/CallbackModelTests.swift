@@ -5,7 +5,7 @@ import Testing
 /// Issue 26, the Swift API: every callback the SDKs answer is read into a typed request, and
 /// answered through the step, as an embedder would (the SDKs' callback model: a step, its typed
 /// callbacks, set values, next). Shapes as the JavaScript SDK's own tests have them.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct CallbackModelTests {
   static func callback(_ type: String, _ outputs: [(String, JSON)], inputs: [(String, JSON)] = []) -> JSON {
     var object: JSONObject = ["type": .string(type), "output": .array(outputs.map { ["name": .string($0.0), "value": $0.1] })]

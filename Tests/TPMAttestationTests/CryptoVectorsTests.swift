@@ -11,7 +11,7 @@ import Testing
 /// project did not write — swift-crypto's RSA-OAEP decryption (BoringSSL), OpenSSL's with a
 /// label, tpm2-tools' TPM2_MakeCredential, Python's HMAC — over data in Fixtures/ made by
 /// Fixtures/make-vectors.py.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct CryptoVectorsTests {
   static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures").path
 

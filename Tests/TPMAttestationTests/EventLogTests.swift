@@ -122,7 +122,7 @@ struct BuiltLog {
 
 /// The event log parser, its replay and the Secure Boot state read from replayed PCR 7, on logs
 /// built in code; replays judged by tpm2-tools' `tpm2_eventlog`.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct EventLogTests {
   static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 

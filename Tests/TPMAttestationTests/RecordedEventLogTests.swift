@@ -7,7 +7,7 @@ import Testing
 /// Real firmware event logs from google/go-attestation's testdata (Fixtures/eventlogs/README.md):
 /// parsed, replayed against the PCR values go-attestation's tests give for them, and against
 /// tpm2_eventlog's replay where none are given.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct RecordedEventLogTests {
   static let directory = CryptoVectorsTests.fixtures + "/eventlogs/"
 

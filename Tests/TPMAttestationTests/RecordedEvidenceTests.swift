@@ -9,7 +9,7 @@ import X509
 
 /// The verifier on documents a manufactured swtpm produced once (Fixtures/recorded, made by
 /// Fixtures/record-evidence.sh): its checks run on every machine, with no TPM and no swtpm.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct RecordedEvidenceTests {
   static let directory = CryptoVectorsTests.fixtures + "/recorded/"
   static let challenge = "recorded-challenge"

@@ -6,7 +6,7 @@ import Testing
 /// Issue 29, breaks 4 and 5, without a TPM: one TPM has one EK name (the area must be the TCG
 /// template's for its key, byte for byte), and RSA keys are accepted only at the EK profiles'
 /// sizes with an odd exponent of at least 3.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct WireRulesTests {
   /// A restricted P-256 signing key's area, as `attest request` sends an AK.
   static func attestationKey() -> [UInt8] {

@@ -168,7 +168,7 @@ struct TPMKeyTests {
 }
 
 /// Issue 29, break 2: a persistent SRK made with `tpm2_createprimary`'s defaults (no noDA).
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct PersistentSRKWithoutNoDATests {
   @Test(
     "such an SRK never parents new keys, so keys without a PIN stay outside another user's lockout; a key already under it is reported as locked out through it"
