@@ -40,7 +40,6 @@ static const char *const sonames[LIBRARIES] = {
   X(ESYS, Esys_DictionaryAttackParameters)                                                         \
   X(ESYS, Esys_EvictControl)                                                                       \
   X(ESYS, Esys_NV_ReadPublic)                                                                      \
-  X(ESYS, Esys_ReadPublic)                                                                         \
   X(ESYS, Esys_NV_Read)                                                                            \
   X(ESYS, Esys_StartAuthSession)                                                                   \
   X(ESYS, Esys_PolicySecret)                                                                       \
@@ -189,11 +188,6 @@ TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Unmarshal(uint8_t const buffer[], size_t buffe
   return api.Tss2_MU_TPM2B_PRIVATE_Unmarshal(buffer, buffer_size, offset, dest);
 }
 const char *frp_Tss2_RC_Decode(TSS2_RC rc) { return api.Tss2_RC_Decode(rc); }
-TSS2_RC frp_Esys_ReadPublic(
-  ESYS_CONTEXT *esysContext, ESYS_TR objectHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
-  TPM2B_PUBLIC **outPublic, TPM2B_NAME **name, TPM2B_NAME **qualifiedName) {
-  return api.Esys_ReadPublic(esysContext, objectHandle, shandle1, shandle2, shandle3, outPublic, name, qualifiedName);
-}
 
 TSS2_RC frp_Esys_NV_ReadPublic(
   ESYS_CONTEXT *esysContext, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,

@@ -280,7 +280,7 @@ public final class TPMContext {
     // for up to 0.2 s (it is usually an operation's first command: this client holds nothing)
     // before the whole operation backs off (`TPMConnection.run`).
     var tries = 0
-    while frp_rc_base(rc) == 0x902, tries < 100 {
+    while frp_rc_base(rc) == frp_rc_object_memory, tries < 100 {
       tries += 1
       usleep(2000)
       rc = frp_Esys_TR_FromTPMPublic(esys, tpmHandle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &handle)
@@ -330,20 +330,6 @@ public final class TPMContext {
     let rc = frp_Esys_TR_Deserialize(esys, resource, resource.count, &handle)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_TR_Deserialize", rc) }
     return handle
-  }
-
-  /// The public area of a loaded or persistent object (TPM2_ReadPublic).
-  func readPublic(_ handle: ESYS_TR) throws(TPMError) -> TPMPublic {
-    var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
-    let rc = frp_Esys_ReadPublic(esys, handle, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &outPublic, nil, nil)
-    defer { frp_Esys_Free(outPublic) }
-    guard rc == TSS2_RC_SUCCESS, let outPublic else { throw Self.error("Esys_ReadPublic", rc) }
-    do { return try TPMPublic(tpm2b: try Self.marshal(outPublic)) } catch { throw .corrupt(reason: "\(error)") }
-  }
-
-  func withParent<T>(_ kind: TPMKeyBlob.Parent?, _ body: (ESYS_TR) throws(TPMError) -> T) throws(TPMError) -> (T, TPMKeyBlob.Parent) {
-    let (handle, parent, _) = try storagePrimary(required: kind)
-    return (try throughParent(parent) { () throws(TPMError) in try body(handle) }, parent)
   }
 
   /// `body`, a lockout reported as it is: through a parent that is not noDA the lockout blocks

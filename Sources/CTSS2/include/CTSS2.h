@@ -76,9 +76,6 @@ TSS2_RC frp_Tss2_MU_TPM2B_PUBLIC_Unmarshal(uint8_t const buffer[], size_t buffer
 TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Marshal(TPM2B_PRIVATE const *src, uint8_t buffer[], size_t buffer_size, size_t *offset);
 TSS2_RC frp_Tss2_MU_TPM2B_PRIVATE_Unmarshal(uint8_t const buffer[], size_t buffer_size, size_t *offset, TPM2B_PRIVATE *dest);
 const char *frp_Tss2_RC_Decode(TSS2_RC rc);
-TSS2_RC frp_Esys_ReadPublic(
-  ESYS_CONTEXT *esysContext, ESYS_TR objectHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
-  TPM2B_PUBLIC **outPublic, TPM2B_NAME **name, TPM2B_NAME **qualifiedName);
 TSS2_RC frp_Esys_NV_ReadPublic(
   ESYS_CONTEXT *esysContext, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
   TPM2B_NV_PUBLIC **nvPublic, TPM2B_NAME **nvName);
@@ -254,6 +251,7 @@ static const TSS2_RC frp_rc_bad_auth = 0x0A2;   // TPM2_RC_BAD_AUTH
 static const TSS2_RC frp_rc_integrity = 0x09F;  // TPM2_RC_INTEGRITY
 static const TSS2_RC frp_rc_handle = 0x08B;     // TPM2_RC_HANDLE
 static const TSS2_RC frp_rc_lockout = 0x921;    // TPM2_RC_LOCKOUT (warning)
+static const TSS2_RC frp_rc_object_memory = 0x902;  // TPM2_RC_OBJECT_MEMORY (warning): every object slot is held
 static const TSS2_RC frp_rc_command_code = 0x143;  // TPM2_RC_COMMAND_CODE: a command this TPM does not implement
 
 /// Whether the TPM answered with a warning that passes by itself (format-zero warnings,
