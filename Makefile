@@ -151,14 +151,22 @@ build: deps-build
 
 # The fuzz build (trait Fuzzing) reuses the debug build's scratch path, so it comes after
 # everything that runs the debug test build.
-test: deps-test lint
-	$(SWIFT) build --build-tests
-	$(SWIFT) test
-	$(MAKE) fuzz-replay-corpus
-	$(MAKE) check-deb
-	$(MAKE) check-installed
-	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
-	$(MAKE) check-distros
+# Each phase is timed (scripts/timed.sh), and the times are printed at the end: CI's output says
+# where its minutes went.
+TIMES := $(OUT)/test-times
+TIMED := scripts/timed.sh $(TIMES)
+test:
+	@rm -f $(TIMES)
+	@$(TIMED) deps $(MAKE) --no-print-directory deps-test
+	@$(TIMED) lint $(MAKE) --no-print-directory lint
+	@$(TIMED) build-tests $(SWIFT) build --build-tests
+	@$(TIMED) swift-test $(SWIFT) test --skip-build
+	@$(TIMED) fuzz-replay-corpus $(MAKE) --no-print-directory fuzz-replay-corpus
+	@$(TIMED) check-deb $(MAKE) --no-print-directory check-deb
+	@$(TIMED) check-installed $(MAKE) --no-print-directory check-installed
+	@$(TIMED) fuzz $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
+	@$(TIMED) check-distros $(MAKE) --no-print-directory check-distros
+	@$(TIMED) --summary
 
 # Every seed and every past crash through each target, without sanitizers (the debug build).
 fuzz-replay-corpus:
