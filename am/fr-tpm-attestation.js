@@ -39,8 +39,23 @@
 var CONFIG = (typeof FR_TPM_ATTESTATION_CONFIG !== "undefined") ? FR_TPM_ATTESTATION_CONFIG : {
   rootsPem: "",
   intermediatesPem: "",
-  trustedEkNames: []
+  trustedEkNames: [],
+  /* The boot quote after activation (header, "The boot quote"): quote, whether to ask for it;
+   * requireSecureBoot, refuse a boot whose Secure Boot is off or cannot be read; enrolledPcrs,
+   * EK name (hex) -> {"0": b64url, ..., "7": ..., "14": ...} recorded at enrolment. */
+  boot: { quote: true, requireSecureBoot: true, enrolledPcrs: {} }
 };
+
+/* A configuration without "boot", or with only some of its members, gets the defaults for the
+ * rest. */
+CONFIG.boot = (function (given) {
+  var defaults = { quote: true, requireSecureBoot: true, enrolledPcrs: {} };
+  var boot = {};
+  for (var key in defaults) {
+    boot[key] = (given && typeof given === "object" && given[key] !== undefined && given[key] !== null) ? given[key] : defaults[key];
+  }
+  return boot;
+})(CONFIG.boot);
 
 var fr = JavaImporter(
   org.forgerock.openam.auth.node.api.Action,
@@ -50,6 +65,7 @@ var fr = JavaImporter(
 var STATE_KEY = "frTpmAttestation";
 var REQUEST_ID = "frTpmAttestationRequest";
 var CHALLENGE_ID = "frTpmAttestationChallenge";
+var QUOTE_ID = "frTpmBootQuote";
 var JWT_KEY = "DeviceSigningVerifierNode.JWT";
 
 /* ---- Bounds, checked before any JSON.parse or base64 decode. Rhino's JSON.parse recurses once
@@ -59,10 +75,15 @@ var JWT_KEY = "DeviceSigningVerifierNode.JWT";
  * deeper than 2 (claims -> tpmEvidence): 64 Ki characters and 16 levels leave ample room. */
 var MAX_LENGTH = 65536;
 var MAX_DEPTH = 16;
+/* The boot quote carries the firmware event log, tens of kilobytes on a real machine (dbx
+ * alone can be 15 KB) and rarely more than a few hundred: its callback value, and its eventLog
+ * member, may have up to 1 Mi characters. */
+var QUOTE_MAX_LENGTH = 1048576;
 
-function boundedJSON(text, what) {
+function boundedJSON(text, what, limit) {
   text = String(text);
-  if (text.length > MAX_LENGTH) throw new Error(what + " is longer than " + MAX_LENGTH + " characters");
+  limit = limit || MAX_LENGTH;
+  if (text.length > limit) throw new Error(what + " is longer than " + limit + " characters");
   var depth = 0;
   var inString = false;
   for (var i = 0; i < text.length; i++) {
@@ -111,8 +132,8 @@ function fromJava(javaBytes) {
 
 function utf8(text) { return fromJava(new java.lang.String(text).getBytes("UTF-8")); }
 
-function b64uDecode(text) {
-  if (typeof text !== "string" || text.length > MAX_LENGTH || !/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
+function b64uDecode(text, limit) {
+  if (typeof text !== "string" || text.length > (limit || MAX_LENGTH) || !/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
   var bytes = fromJava(java.util.Base64.getUrlDecoder().decode(new java.lang.String(text)));
   /* One byte string, one spelling: Java's decoder ignores unused bits that are not zero ("QR"
    * and "QQ" are both "A"), so the text must be what the bytes encode to (as the Swift side). */
@@ -166,6 +187,7 @@ Reader.prototype.take = function (count) {
   this.index += count;
   return out;
 };
+Reader.prototype.u8 = function () { return this.take(1)[0]; };
 Reader.prototype.u16 = function () { var b = this.take(2); return (b[0] << 8) | b[1]; };
 Reader.prototype.u32 = function () { var b = this.take(4); return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) >>> 0; };
 Reader.prototype.sized = function () { return this.take(this.u16()); };
@@ -384,11 +406,13 @@ function send(id, value) {
 }
 
 /* Java's exception messages in a reason can quote a certificate, so the whole reason is
- * made loggable too. */
-function refuse(reason) {
+ * made loggable too. `check`, the boot quote's name for the check that failed, is left in
+ * sharedState "frTpmAttestation.refusedCheck". */
+function refuse(reason, check) {
   reason = loggable(reason, 1000);
   logger.error("fr-profile TPM attestation refused: " + reason);
   sharedState.put(STATE_KEY + ".refused", reason);
+  if (check) sharedState.put(STATE_KEY + ".refusedCheck", check);
   outcome = "false";
 }
 
@@ -425,8 +449,15 @@ function activationRound(answer, pending) {
   if (!equal(sha256(b64uDecode(answer.secret)), b64uDecode(pending.credentialDigest))) {
     return refuse("the answer is not the credential sealed to the endorsement key: that TPM did not release it");
   }
-  pending.activated = true;
   delete pending.credentialDigest;
+  if (CONFIG.boot.quote !== false) {
+    /* Not activated yet: the key is kept once its quote of the boot verifies. */
+    var nonce = randomBytes(32);
+    pending.quoteNonce = b64uEncode(nonce);
+    sharedState.put(STATE_KEY, JSON.stringify(pending));
+    return send(QUOTE_ID, { v: 1, nonce: pending.quoteNonce });
+  }
+  pending.activated = true;
   sharedState.put(STATE_KEY, JSON.stringify(pending));
   outcome = "activated";
 }
@@ -474,6 +505,459 @@ function verifyRound(jws, state) {
   outcome = "true";
 }
 
+/* ---- The boot quote: TPM2_Quote of PCRs 0-7 and 14 by the activated AK, and the firmware
+ * event log that explains them (TCG PC Client Platform Firmware Profile). The same rules as
+ * Sources/TPMAttestation/BootLog (EventLog.swift, Replay.swift, SecureBootState.swift). */
+
+var QUOTED_PCRS = [0, 1, 2, 3, 4, 5, 6, 7, 14];
+var ALG_SHA1 = 0x0004;
+var ALG_SHA256 = 0x000b;
+
+/* An error naming the boot quote's check that failed (refuse() leaves it in shared state). */
+function refusal(check, reason) {
+  var error = new Error(reason);
+  error.check = check;
+  return error;
+}
+
+/* Runs `body`; whatever it throws without a check name is refused under `check`. */
+function checking(check, body) {
+  try {
+    return body();
+  } catch (e) {
+    if (e && e.check) throw e;
+    throw refusal(check, String((e && e.message) || e));
+  }
+}
+
+function isObject(value) { return value !== null && typeof value === "object" && !Array.isArray(value); }
+
+/* The device's quote document, every member checked for type, encoding and size. */
+function quoteDocument(text) {
+  return checking("malformed", function () {
+    var doc = boundedJSON(text, "the boot quote", QUOTE_MAX_LENGTH);
+    if (!isObject(doc)) throw new Error("the boot quote is not a JSON object");
+    if (typeof doc.error === "string") throw refusal("cannotQuote", "the device cannot quote: " + deviceText(doc.error));
+    if (doc.v !== 1) throw new Error("the boot quote is not version 1");
+    function bytes(member, limit) {
+      if (typeof doc[member] !== "string") throw new Error("the boot quote has no string " + member);
+      try {
+        return b64uDecode(doc[member], limit);
+      } catch (e) {
+        throw new Error("the boot quote's " + member + " is not base64url (" + (e.message || e) + ")");
+      }
+    }
+    var quote = { attest: bytes("attest"), signature: bytes("signature"), akPublic: bytes("akPublic"), pcrs: {} };
+    quote.key = parsePublic(quote.akPublic);
+    if (!isObject(doc.pcrs)) throw new Error("the boot quote has no pcrs object");
+    var keys = Object.keys(doc.pcrs).sort();
+    var expected = QUOTED_PCRS.map(String).sort();
+    if (keys.length !== expected.length || keys.join(",") !== expected.join(",")) {
+      throw new Error("the boot quote's pcrs are not exactly PCRs 0-7 and 14");
+    }
+    QUOTED_PCRS.forEach(function (pcr) {
+      var value = doc.pcrs[String(pcr)];
+      var decoded = null;
+      try { decoded = typeof value === "string" ? b64uDecode(value) : null; } catch (e) { decoded = null; }
+      if (decoded === null || decoded.length !== 32) throw new Error("the boot quote's PCR " + pcr + " is not a base64url sha256 value");
+      quote.pcrs[pcr] = decoded;
+    });
+    if (doc.eventLog !== undefined) {
+      if (doc.eventLogMissing !== undefined) throw new Error("the boot quote has both an eventLog and an eventLogMissing");
+      quote.eventLog = bytes("eventLog", QUOTE_MAX_LENGTH);
+    } else if (typeof doc.eventLogMissing !== "string") {
+      throw new Error("the boot quote has neither an eventLog nor an eventLogMissing text");
+    } else {
+      quote.eventLogMissing = doc.eventLogMissing;
+    }
+    return quote;
+  });
+}
+
+/* TPMS_ATTEST of a TPM2_Quote (TPM 2.0 part 2, 10.12.12), parsed whole: every field read,
+ * nothing after it. */
+function quoteInfo(attest) {
+  return checking("notQuote", function () {
+    var r = new Reader(attest);
+    if (r.u32() !== 0xff544347) throw new Error("the signed structure was not made by a TPM");
+    var type = r.u16();
+    if (type !== 0x8018) throw new Error("the signed structure is not a TPM2_Quote (type 0x" + type.toString(16) + ")");
+    var info = { qualifiedSigner: r.sized(), extraData: r.sized(), selection: [] };
+    r.take(8 + 4 + 4 + 1); /* clockInfo: clock, resetCount, restartCount, safe */
+    r.take(8); /* firmwareVersion */
+    var count = r.u32();
+    /* TPM2_NUM_PCR_BANKS is 16 in the reference implementation; more is not a TPM's. */
+    if (count > 16) throw new Error("a PCR selection of " + count + " banks");
+    for (var i = 0; i < count; i++) {
+      var hash = r.u16();
+      var size = r.u8();
+      if (size > 8) throw new Error("a PCR bitmap of " + size + " bytes");
+      var bitmap = r.take(size);
+      var indices = [];
+      for (var bit = 0; bit < size * 8; bit++) if ((bitmap[bit >> 3] >> (bit & 7)) & 1) indices.push(bit);
+      info.selection.push({ hash: hash, indices: indices });
+    }
+    info.pcrDigest = r.sized();
+    if (!r.atEnd()) throw new Error("the quote has bytes after its PCR digest");
+    return info;
+  });
+}
+
+/* -- The firmware event log (EventLog.swift): all integers little-endian, every length bounded
+ * by what is left. */
+
+var EV = {
+  noAction: 0x3, separator: 0x4, efiVariableDriverConfig: 0x80000001, efiBootServicesApplication: 0x80000003,
+  efiAction: 0x80000007, efiVariableAuthority: 0x800000e0
+};
+var EVENT_NAMES = {
+  0x1: "EV_POST_CODE", 0x3: "EV_NO_ACTION", 0x4: "EV_SEPARATOR", 0x5: "EV_ACTION", 0x8: "EV_S_CRTM_VERSION",
+  0x80000001: "EV_EFI_VARIABLE_DRIVER_CONFIG", 0x80000002: "EV_EFI_VARIABLE_BOOT", 0x80000003: "EV_EFI_BOOT_SERVICES_APPLICATION",
+  0x80000004: "EV_EFI_BOOT_SERVICES_DRIVER", 0x80000006: "EV_EFI_GPT_EVENT", 0x80000007: "EV_EFI_ACTION",
+  0x80000008: "EV_EFI_PLATFORM_FIRMWARE_BLOB", 0x80000009: "EV_EFI_HANDOFF_TABLES", 0x8000000c: "EV_EFI_VARIABLE_BOOT2",
+  0x800000e0: "EV_EFI_VARIABLE_AUTHORITY"
+};
+function eventName(type) { return EVENT_NAMES[type] || "event type 0x" + type.toString(16); }
+
+/* Real events are a few kilobytes (dbx, the largest variable, tens); more algorithms than TPM
+ * banks exist is a corrupt table; SHA-512's 64 bytes is the largest digest; PCRs 0-23. */
+var MAX_EVENT_SIZE = 1 << 20;
+var MAX_ALGORITHMS = 16;
+var MAX_DIGEST_SIZE = 64;
+var PCR_COUNT = 24;
+var DIGEST_SIZES = { 4: 20, 11: 32, 12: 48, 13: 64 };
+var SPEC_ID_SIGNATURE = utf8("Spec ID Event03").concat([0]);
+var STARTUP_LOCALITY = utf8("StartupLocality").concat([0]);
+var DEBUG_MODE = utf8("UEFI Debug Mode");
+
+function startsWith(bytes, prefix) { return bytes.length >= prefix.length && equal(bytes.slice(0, prefix.length), prefix); }
+
+function LogReader(bytes, base) { this.bytes = bytes; this.index = 0; this.base = base || 0; }
+LogReader.prototype.offset = function () { return this.base + this.index; };
+LogReader.prototype.atEnd = function () { return this.index === this.bytes.length; };
+LogReader.prototype.take = function (count, field) {
+  if (count > this.bytes.length - this.index) throw new Error("the event log ends inside " + field + " at offset " + this.offset());
+  var out = this.bytes.slice(this.index, this.index + count);
+  this.index += count;
+  return out;
+};
+LogReader.prototype.u8 = function (field) { return this.take(1, field)[0]; };
+LogReader.prototype.u16 = function (field) { var b = this.take(2, field); return b[0] | (b[1] << 8); };
+LogReader.prototype.u32 = function (field) {
+  var b = this.take(4, field);
+  return (b[0] | (b[1] << 8) | (b[2] << 16) | (b[3] << 24)) >>> 0;
+};
+
+/* A PCR index past 23 only on an EV_NO_ACTION event, which extends nothing (Windows appends
+ * its own events with index 0xFFFFFFFF). */
+function eventPcr(index, type, offset) {
+  if (index >= PCR_COUNT && type !== EV.noAction) throw new Error("the event at offset " + offset + " names PCR " + index + ", beyond PCR 23");
+  return index;
+}
+
+function eventData(r) {
+  var offset = r.offset();
+  var size = r.u32("eventSize");
+  if (size > MAX_EVENT_SIZE) throw new Error("the event log's eventSize at offset " + offset + " is " + size + ", beyond its bound " + MAX_EVENT_SIZE);
+  return r.take(size, "event data");
+}
+
+/* TCG_PCR_EVENT: pcrIndex u32, eventType u32, digest[20] (SHA-1), eventSize u32, event. */
+function legacyEvent(r, sequence) {
+  var offset = r.offset();
+  var index = r.u32("pcrIndex");
+  var type = r.u32("eventType");
+  var pcr = eventPcr(index, type, offset);
+  var digests = {};
+  digests[ALG_SHA1] = r.take(20, "SHA-1 digest");
+  return { sequence: sequence, offset: offset, pcr: pcr, type: type, digests: digests, data: eventData(r) };
+}
+
+/* TCG_PCR_EVENT2: pcrIndex u32, eventType u32, TPML_DIGEST_VALUES (count u32, then algorithm id
+ * u16 and its digest, sized by the Spec ID table), eventSize u32, event. */
+function agileEvent(r, sequence, algorithms) {
+  var offset = r.offset();
+  var index = r.u32("pcrIndex");
+  var type = r.u32("eventType");
+  var pcr = eventPcr(index, type, offset);
+  var countOffset = r.offset();
+  var count = r.u32("digest count");
+  if (count > algorithms.length) {
+    throw new Error("the event log's digest count at offset " + countOffset + " is " + count + ", beyond its bound " + algorithms.length);
+  }
+  var digests = {};
+  for (var i = 0; i < count; i++) {
+    var idOffset = r.offset();
+    var id = r.u16("digest algorithm");
+    var algorithm = null;
+    for (var j = 0; j < algorithms.length; j++) if (algorithms[j].id === id) algorithm = algorithms[j];
+    if (!algorithm) throw new Error("the event at offset " + offset + " has a digest of algorithm 0x" + id.toString(16) + ", which the Spec ID event does not list");
+    if (digests[id]) throw new Error("algorithm 0x" + id.toString(16) + " appears twice at offset " + idOffset);
+    digests[id] = r.take(algorithm.size, "digest");
+  }
+  return { sequence: sequence, offset: offset, pcr: pcr, type: type, digests: digests, data: eventData(r) };
+}
+
+/* TCG_EfiSpecIDEvent: signature[16], platformClass u32, specVersionMinor, specVersionMajor,
+ * specErrata, uintnSize (u8 each), numberOfAlgorithms u32, (algorithmId u16, digestSize u16)...,
+ * vendorInfoSize u8, vendorInfo. */
+function specIDAlgorithms(data, offset) {
+  var r = new LogReader(data, offset + 32);
+  r.take(SPEC_ID_SIGNATURE.length + 4 + 4, "Spec ID header");
+  var countOffset = r.offset();
+  var count = r.u32("numberOfAlgorithms");
+  if (count < 1 || count > MAX_ALGORITHMS) {
+    throw new Error("the event log's numberOfAlgorithms at offset " + countOffset + " is " + count + ", beyond its bound " + MAX_ALGORITHMS);
+  }
+  var algorithms = [];
+  for (var i = 0; i < count; i++) {
+    var entryOffset = r.offset();
+    var id = r.u16("algorithmId");
+    var size = r.u16("digestSize");
+    if (size < 1 || size > MAX_DIGEST_SIZE) {
+      throw new Error("the event log's digestSize at offset " + (entryOffset + 2) + " is " + size + ", beyond its bound " + MAX_DIGEST_SIZE);
+    }
+    if (DIGEST_SIZES[id] !== undefined && DIGEST_SIZES[id] !== size) {
+      throw new Error("the Spec ID event is malformed at offset " + entryOffset + ": algorithm 0x" + id.toString(16) + " listed with " + size + "-byte digests");
+    }
+    for (var j = 0; j < algorithms.length; j++) {
+      if (algorithms[j].id === id) throw new Error("algorithm 0x" + id.toString(16) + " appears twice at offset " + entryOffset);
+    }
+    algorithms.push({ id: id, size: size });
+  }
+  r.take(r.u8("vendorInfoSize"), "vendorInfo");
+  if (!r.atEnd()) throw new Error("the Spec ID event is malformed at offset " + r.offset() + ": bytes after vendorInfo");
+  return algorithms;
+}
+
+/* A whole log: crypto-agile when its first record (always the legacy layout) is the Spec ID
+ * event, else SHA-1 legacy. Any byte left over that is not a whole event is an error. */
+function parseEventLog(bytes) {
+  var r = new LogReader(bytes);
+  var first = legacyEvent(r, 0);
+  var log = {};
+  if (first.type === EV.noAction && startsWith(first.data, SPEC_ID_SIGNATURE)) {
+    log.cryptoAgile = true;
+    log.algorithms = specIDAlgorithms(first.data, first.offset);
+    log.events = [];
+    while (!r.atEnd()) log.events.push(agileEvent(r, log.events.length, log.algorithms));
+  } else {
+    log.cryptoAgile = false;
+    log.algorithms = [{ id: ALG_SHA1, size: 20 }];
+    log.events = [first];
+    while (!r.atEnd()) log.events.push(legacyEvent(r, log.events.length));
+  }
+  return log;
+}
+
+/* -- Replay (Replay.swift). PCR 0 starts from the StartupLocality event's locality byte (in its
+ * last byte), PCRs 17-22 from all ones, the others from zeros; EV_NO_ACTION is not extended. */
+
+function startupLocality(log) {
+  for (var i = 0; i < log.events.length; i++) {
+    var e = log.events[i];
+    if (e.pcr === 0 && e.type === EV.noAction && e.data.length === 17 && startsWith(e.data, STARTUP_LOCALITY)) return e.data[16];
+  }
+  return null;
+}
+
+function initialValue(pcr, locality) {
+  var value = [];
+  for (var i = 0; i < 32; i++) value.push(pcr >= 17 && pcr <= 22 ? 0xff : 0);
+  if (pcr === 0 && locality !== null) value[31] = locality;
+  return value;
+}
+
+/* Requires each quoted PCR to equal its replay (a PCR the log never extends must still hold its
+ * initial value: an extend outside the log is a mismatch). Returns the events of those PCRs. */
+function replayLog(log, pcrs) {
+  var hasSha256 = log.algorithms.some(function (a) { return a.id === ALG_SHA256; });
+  if (!hasSha256) throw refusal("eventLog", "the event log has no sha256 digests (a SHA-1-only log?)");
+  var locality = startupLocality(log);
+  var values = {};
+  log.events.forEach(function (e) {
+    if (e.type === EV.noAction) return;
+    var digest = e.digests[ALG_SHA256];
+    if (!digest) throw refusal("eventLog", "event " + e.sequence + " in PCR " + e.pcr + " has no sha256 digest");
+    values[e.pcr] = sha256((values[e.pcr] || initialValue(e.pcr, locality)).concat(digest));
+  });
+  QUOTED_PCRS.forEach(function (pcr) {
+    if (!equal(pcrs[pcr], values[pcr] || initialValue(pcr, locality))) {
+      throw refusal("replay", "PCR " + pcr + " (sha256) is not what the event log replays to");
+    }
+  });
+  return log.events.filter(function (e) { return QUOTED_PCRS.indexOf(e.pcr) >= 0; });
+}
+
+/* -- Secure Boot (SecureBootState.swift), read only from replayed events; each event read must
+ * hash to its own digest where the profile says the digest is the hash of the data. */
+
+var EFI_GLOBAL_VARIABLE = guid("8be4df61-93ca-11d2-aa0d-00e098032b8c");
+var EFI_IMAGE_SECURITY_DATABASE = guid("d719b2cb-3d3a-4596-a3bc-dad00e67656f");
+
+/* EFI_GUID bytes from the registry form: its first three fields little-endian. */
+function guid(text) {
+  var raw = [];
+  var digits = text.replace(/-/g, "");
+  for (var i = 0; i < 32; i += 2) raw.push(parseInt(digits.substring(i, i + 2), 16));
+  return raw.slice(0, 4).reverse().concat(raw.slice(4, 6).reverse(), raw.slice(6, 8).reverse(), raw.slice(8));
+}
+
+/* UEFI_VARIABLE_DATA: VariableName (GUID, 16 bytes), UnicodeNameLength u64 (UTF-16 code units),
+ * VariableDataLength u64, UnicodeName (UTF-16LE, no terminator), VariableData. */
+function uefiVariable(event) {
+  var bytes = event.data;
+  function malformed(reason) { return refusal("bootState", "event " + event.sequence + ": malformed UEFI variable: " + reason); }
+  if (bytes.length < 32) throw malformed("shorter than its 32-byte header");
+  function u64(at) { var v = 0; for (var i = 7; i >= 0; i--) v = v * 256 + bytes[at + i]; return v; }
+  var nameLength = u64(16);
+  var dataLength = u64(24);
+  if (!(nameLength <= bytes.length && dataLength <= bytes.length && 32 + 2 * nameLength + dataLength === bytes.length)) {
+    throw malformed("its name and data lengths (" + nameLength + ", " + dataLength + ") do not add up to the event's " + bytes.length + " bytes");
+  }
+  var name = "";
+  for (var at = 32; at < 32 + 2 * nameLength; at += 2) name += String.fromCharCode(bytes[at] | (bytes[at + 1] << 8));
+  return { guid: bytes.slice(0, 16), name: name, data: bytes.slice(32 + 2 * nameLength) };
+}
+
+/* The Secure Boot policy variable this is, when its GUID is the one UEFI defines for its name. */
+function securityVariable(variable) {
+  if (variable.name === "SecureBoot" || variable.name === "PK" || variable.name === "KEK") {
+    return equal(variable.guid, EFI_GLOBAL_VARIABLE) ? variable.name : null;
+  }
+  if (variable.name === "db" || variable.name === "dbx") return equal(variable.guid, EFI_IMAGE_SECURITY_DATABASE) ? variable.name : null;
+  return null;
+}
+
+function utf8Text(bytes) { return String(new java.lang.String(toJava(bytes), "UTF-8")); }
+
+function secureBootState(events) {
+  var separators = {};
+  var seen = {};
+  var secureBoot = null;
+  var bootApplications = [];
+  events.forEach(function (event) {
+    if (event.pcr > 7 || event.type === EV.noAction) return;
+    var digest = event.digests[ALG_SHA256];
+    var where = "event " + event.sequence;
+    function requireDigestOfData(what) {
+      if (!equal(digest, sha256(event.data))) {
+        throw refusal("bootState", where + " in PCR " + event.pcr + " (" + what + "): its digest is not the hash of its data");
+      }
+    }
+    if (event.type === EV.separator) {
+      if (separators[event.pcr] !== undefined) throw refusal("separators", where + " is a second separator in PCR " + event.pcr);
+      separators[event.pcr] = event.sequence;
+      /* 0x00000000 ends the pre-OS phase; 0xFFFFFFFF says the firmware hit an error. */
+      if (!equal(event.data, [0, 0, 0, 0])) {
+        throw refusal("separators", "the separator of PCR " + event.pcr + " (" + where + ") signals a firmware error");
+      }
+      return requireDigestOfData("separator");
+    }
+    if (event.pcr === 7 && event.type === EV.efiVariableDriverConfig) {
+      var variable = uefiVariable(event);
+      requireDigestOfData("variable " + variable.name);
+      var known = securityVariable(variable);
+      if (separators[7] !== undefined) {
+        /* Measured again after the separator, it would replace what the firmware enforced. */
+        if (known !== null) throw refusal("bootState", where + " measures " + variable.name + " after PCR 7's separator");
+        return;
+      }
+      if (known === null) throw refusal("bootState", where + " measures an unexpected variable " + variable.name + " into PCR 7");
+      if (seen[known]) throw refusal("bootState", where + " measures " + known + " a second time");
+      seen[known] = true;
+      if (known === "SecureBoot") {
+        /* Firmware without the variable measures it with no data: Secure Boot is not enforced. */
+        if (variable.data.length > 1) throw refusal("bootState", where + ": malformed UEFI variable: SecureBoot is longer than one byte");
+        secureBoot = variable.data.length === 1 && variable.data[0] === 1;
+      }
+    } else if (event.pcr === 7 && event.type === EV.efiVariableAuthority) {
+      requireDigestOfData("authority " + uefiVariable(event).name);
+    } else if ((event.pcr === 7 || event.pcr === 4) && event.type === EV.efiAction) {
+      if (event.pcr === 7 && equal(event.data, DEBUG_MODE)) throw refusal("debugMode", where + ": the firmware booted in UEFI debug mode");
+      requireDigestOfData("action \"" + utf8Text(event.data) + "\"");
+    } else if (event.pcr === 7) {
+      throw refusal("bootState", where + " in PCR 7 has an unexpected type " + eventName(event.type));
+    } else if (event.pcr === 4 && event.type === EV.efiBootServicesApplication) {
+      bootApplications.push(hex(digest));
+    }
+  });
+  for (var pcr = 0; pcr <= 7; pcr++) {
+    if (separators[pcr] === undefined) throw refusal("separators", "PCR " + pcr + " has no separator event");
+  }
+  if (secureBoot === null) throw refusal("bootState", "PCR 7 has no SecureBoot variable event: Secure Boot state unknown");
+  return { enabled: secureBoot, bootApplications: bootApplications };
+}
+
+/* The PCR values enrolled for this TPM's EK (CONFIG.boot.enrolledPcrs), or null. */
+function enrolledPcrs(ekName) {
+  var all = CONFIG.boot.enrolledPcrs;
+  if (!all || typeof all !== "object") return null;
+  for (var key in all) {
+    if (Object.prototype.hasOwnProperty.call(all, key) && String(key).toLowerCase() === ekName) return all[key];
+  }
+  return null;
+}
+
+var QUOTED = "the TPM quoted PCRs 0-7 and 14 (sha256) over this nonce with the activated attestation key";
+
+function quoteRound(text, pending) {
+  var quote = quoteDocument(text);
+  var nonce = b64uDecode(pending.quoteNonce);
+  var ak = parsePublic(b64uDecode(pending.akPublic));
+  checking("signature", function () {
+    if (!equal(quote.key.name, ak.name)) {
+      throw new Error("the quote is signed by another key than the attestation key activated with this TPM's endorsement key");
+    }
+    if (!verifiesES256(ak, quote.attest, quote.signature)) throw new Error("the quote's signature does not verify with the activated attestation key");
+  });
+  var info = quoteInfo(quote.attest);
+  if (!equal(info.extraData, nonce)) throw refusal("nonce", "the quote is over another nonce than the one sent (replayed?)");
+  var selection = info.selection.length === 1 ? info.selection[0] : null;
+  if (!selection || selection.hash !== ALG_SHA256 || selection.indices.join(",") !== QUOTED_PCRS.join(",")) {
+    throw refusal("selection", "the quote does not select exactly PCRs 0-7 and 14 of the sha256 bank");
+  }
+  var composite = [];
+  QUOTED_PCRS.forEach(function (pcr) { composite = composite.concat(quote.pcrs[pcr]); });
+  if (!equal(sha256(composite), info.pcrDigest)) throw refusal("pcrDigest", "the PCR values sent are not the ones the TPM quoted");
+
+  var requireSecureBoot = CONFIG.boot.requireSecureBoot !== false;
+  var boot = { method: null, secureBoot: null, bootApplications: [], pcrs: {}, note: null };
+  QUOTED_PCRS.forEach(function (pcr) { boot.pcrs[String(pcr)] = hex(quote.pcrs[pcr]); });
+  if (quote.eventLog !== undefined) {
+    var log = checking("eventLog", function () { return parseEventLog(quote.eventLog); });
+    var state = secureBootState(replayLog(log, quote.pcrs));
+    if (!state.enabled && requireSecureBoot) throw refusal("secureBootOff", "the firmware event log says Secure Boot is off");
+    boot.method = "eventLog";
+    boot.secureBoot = state.enabled;
+    boot.bootApplications = state.bootApplications;
+    boot.note = "Proven: " + QUOTED + ", and the firmware event log replays to them and says Secure Boot is " +
+      (state.enabled ? "on" : "off") + "; not judged: which boot applications those digests are.";
+  } else {
+    var enrolled = enrolledPcrs(pending.ekName);
+    if (enrolled !== null) {
+      QUOTED_PCRS.forEach(function (pcr) {
+        var value = isObject(enrolled) ? enrolled[String(pcr)] : undefined;
+        var decoded = null;
+        try { decoded = typeof value === "string" ? b64uDecode(value) : null; } catch (e) { decoded = null; }
+        if (decoded === null || !equal(decoded, quote.pcrs[pcr])) {
+          throw refusal("enrolledPcrs", "PCR " + pcr + " is not the value enrolled for this TPM: another boot than at enrolment");
+        }
+      });
+    }
+    if (requireSecureBoot) throw refusal("noEventLog", "Secure Boot cannot be read without the firmware event log (the device says: " + deviceText(quote.eventLogMissing) + ")");
+    boot.method = enrolled !== null ? "enrolledPCRs" : "quoteOnly";
+    boot.note = enrolled !== null
+      ? "Proven: " + QUOTED + ", and they equal the values enrolled for this TPM (the boot it had at enrolment); not proven: Secure Boot's state (no event log)."
+      : "Proven: " + QUOTED + "; not proven: what they measured, Secure Boot included (no event log, no enrolled values).";
+  }
+  sharedState.put(STATE_KEY + ".boot", JSON.stringify(boot));
+  pending.activated = true;
+  delete pending.quoteNonce;
+  sharedState.put(STATE_KEY, JSON.stringify(pending));
+  outcome = "activated";
+}
+
 function main() {
   var stateText = sharedState.get(STATE_KEY);
   var state = stateText ? boundedJSON(stateText, "the shared state") : null;
@@ -493,11 +977,15 @@ function main() {
     if (!state || typeof state.credentialDigest !== "string") return refuse("an answer without a pending activation");
     return activationRound(message(callback.getValue()), state);
   }
+  if (id === QUOTE_ID) {
+    if (!state || typeof state.quoteNonce !== "string") return refuse("a boot quote without a pending nonce", "malformed");
+    return quoteRound(callback.getValue(), state);
+  }
   return refuse("an unexpected callback " + deviceText(id));
 }
 
 try {
   main();
 } catch (e) {
-  refuse(String(e.message || e));
+  refuse(String(e.message || e), e.check);
 }
