@@ -25,6 +25,48 @@
  * leave it (fixedTPM, fixedParent, sensitiveDataOrigin), and the JWS signed by that key.
  * A file key's JWS carries no evidence and is refused.
  *
+ * The boot quote (CONFIG.boot.quote, true by default): once the TPM released the credential, the
+ * first node does not end "activated" yet. It keeps a fresh 32-byte nonce in the pending state
+ * and sends a HiddenValueCallback "frTpmBootQuote", value {"v":1,"nonce":"<b64url>"}. The device
+ * answers in that callback (up to 1 Mi characters: the event log is in it) with
+ *   {"v":1, "attest":"<b64url TPMS_ATTEST of TPM2_Quote>", "signature":"<b64url R||S, ECDSA
+ *    P-256/SHA-256 by the AK>", "akPublic":"<b64url TPM2B_PUBLIC>", "pcrs":{"0":"<b64url sha256
+ *    value>", ..., "7":..., "14":...}, "eventLog":"<b64url binary_bios_measurements>"}
+ * with "eventLogMissing":"<why>" instead of "eventLog" when it cannot read the log, or
+ * {"v":1,"error":"..."} when it cannot quote. Checked in this order; a refusal's check name is
+ * left in sharedState "frTpmAttestation.refusedCheck" (and its reason in ".refused"):
+ *   malformed      not v1, a member missing or of the wrong type, not base64url, pcrs not exactly
+ *                  "0".."7","14" or a value not 32 bytes, both or neither of eventLog and
+ *                  eventLogMissing; also a quote with no nonce pending
+ *   cannotQuote    the device sent {"error": ...}
+ *   signature      akPublic is not the activated AK, or the signature does not verify with it
+ *   notQuote       not a TPMS_ATTEST of type TPM_ST_ATTEST_QUOTE, parsed whole
+ *   nonce          extraData is not the nonce sent
+ *   selection      not exactly one bank, sha256, PCRs 0-7 and 14
+ *   pcrDigest      SHA-256 of the sent values (ascending PCR order) is not the quoted digest
+ * With an event log (TCG PC Client crypto-agile; a SHA-1 legacy log has no sha256 digests):
+ *   eventLog       it does not parse, or lacks the sha256 bank or an event's sha256 digest
+ *   replay         a quoted PCR is not what the log replays to (PCR 0 from the StartupLocality
+ *                  event's locality, EV_NO_ACTION not extended): events altered, reordered,
+ *                  left out, or an extend outside the log
+ *   debugMode      "UEFI Debug Mode" EV_EFI_ACTION in PCR 7
+ *   separators     a PCR 0-7 without its separator, a second one, or one not 0x00000000
+ *   bootState      in PCR 7: a digest not the hash of its data, a malformed, duplicate or
+ *                  unexpected variable, a Secure Boot variable after the separator, an
+ *                  unexpected event type, no SecureBoot variable (PCR 4 actions' digests too)
+ *   secureBootOff  SecureBoot is not 1 and CONFIG.boot.requireSecureBoot is true
+ * Without an event log:
+ *   enrolledPcrs   CONFIG.boot.enrolledPcrs has values for this EK name and a quoted PCR differs
+ *   noEventLog     CONFIG.boot.requireSecureBoot is true: Secure Boot cannot be read without the
+ *                  firmware event log (checked after enrolledPcrs)
+ * On success the node ends "activated" with sharedState "frTpmAttestation.boot" = JSON
+ * {"method":"eventLog"|"enrolledPCRs"|"quoteOnly", "secureBoot":true|false|null,
+ *  "bootApplications":["<hex sha256 of each PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION>"...],
+ *  "pcrs":{"0":"<hex>",...}, "note":"<what was and was not proven>"}.
+ * The quote proves the TPM's PCRs; only the replayed log says what they measured, and only
+ * enrolled values say they are the boot seen before. With CONFIG.boot.quote false the node ends
+ * "activated" after the credential round, as before, and leaves no "frTpmAttestation.boot".
+ *
  * Java classes used (add them to the legacy engine's class allowlist, "Java class whitelist"):
  *   java.security.*, java.security.spec.*, java.security.cert.*, javax.crypto.*,
  *   javax.crypto.spec.*, java.math.BigInteger, java.util.Base64 and its Encoder/Decoder,
@@ -34,8 +76,9 @@
  */
 
 /* ---- Configuration: the TPM manufacturer roots an EK certificate must chain to (PEM), their
- * issuing CAs when TPMs store only the leaf, and EK names (hex) trusted without a certificate.
- * A harness may define FR_TPM_ATTESTATION_CONFIG before this script to replace it. */
+ * issuing CAs when TPMs store only the leaf, EK names (hex) trusted without a certificate, and
+ * the boot quote's policy. A harness may define FR_TPM_ATTESTATION_CONFIG before this script to
+ * replace it; a "boot" it lacks (or members of it) take the defaults below. */
 var CONFIG = (typeof FR_TPM_ATTESTATION_CONFIG !== "undefined") ? FR_TPM_ATTESTATION_CONFIG : {
   rootsPem: "",
   intermediatesPem: "",
@@ -87,11 +130,19 @@ function boundedJSON(text, what, limit) {
   var depth = 0;
   var inString = false;
   for (var i = 0; i < text.length; i++) {
-    var c = text.charAt(i);
     if (inString) {
-      if (c === "\\") i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') {
+      /* To the string's closing quote at once (a boot quote's event log is a megabyte string):
+       * the next quote not escaped by an odd run of backslashes. */
+      var quote = text.indexOf('"', i);
+      if (quote < 0) break; /* unterminated: JSON.parse refuses it */
+      var backslashes = 0;
+      while (quote - backslashes - 1 >= i && text.charAt(quote - backslashes - 1) === "\\") backslashes++;
+      if (backslashes % 2 === 0) inString = false;
+      i = quote;
+      continue;
+    }
+    var c = text.charAt(i);
+    if (c === '"') {
       inString = true;
     } else if (c === "[" || c === "{") {
       if (++depth > MAX_DEPTH) throw new Error(what + " is nested deeper than " + MAX_DEPTH + " levels");
@@ -134,11 +185,14 @@ function utf8(text) { return fromJava(new java.lang.String(text).getBytes("UTF-8
 
 function b64uDecode(text, limit) {
   if (typeof text !== "string" || text.length > (limit || MAX_LENGTH) || !/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
-  var bytes = fromJava(java.util.Base64.getUrlDecoder().decode(new java.lang.String(text)));
+  var decoded = java.util.Base64.getUrlDecoder().decode(new java.lang.String(text));
   /* One byte string, one spelling: Java's decoder ignores unused bits that are not zero ("QR"
-   * and "QQ" are both "A"), so the text must be what the bytes encode to (as the Swift side). */
-  if (b64uEncode(bytes) !== text) throw new Error("not canonical base64url");
-  return bytes;
+   * and "QQ" are both "A"), so the text must be what the bytes encode to (as the Swift side).
+   * Re-encoded from the Java array: a megabyte event log is seconds of element copies in Rhino. */
+  if (String(java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(decoded)) !== text) {
+    throw new Error("not canonical base64url");
+  }
+  return fromJava(decoded);
 }
 
 function b64uEncode(bytes) {
