@@ -202,7 +202,7 @@ let package = Package(
     .target(
       name: "TPMKeys",
       dependencies: [
-        "CTSS2", "DeviceIdentity", "ProfileJSON", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto"),
+        "CTSS2", "DeviceIdentity", "ProfileJSON", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
@@ -236,8 +236,9 @@ let package = Package(
       name: "TPMKeysTests",
       dependencies: ["TPMKeys", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
     ),
-    // The swtpm launcher the TPM tests of three test targets share (test targets cannot share sources).
-    .target(name: "TestSupport", path: "Tests/TestSupport"),
+    // What the tests of several targets share (test targets cannot share sources): the swtpm launcher,
+    // processes, threads, and firmware event logs built in code (BuiltLog).
+    .target(name: "TestSupport", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/TestSupport"),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON", swiftSettings: fuzzed),
     // The one funnel for system calls on secrets and outputs (EINTR, typed errno, the call's

@@ -35,6 +35,7 @@ for path in /usr/bin/fr-profile /usr/share/fr-profile/match-config.json /usr/sha
   /usr/share/bash-completion/completions/fr-profile /usr/share/zsh/vendor-completions/_fr-profile \
   /usr/share/fish/vendor_completions.d/fr-profile.fish \
   /lib/systemd/system/fr-profile-collect.service /lib/systemd/system/fr-profile-collect.timer \
+  /lib/systemd/system/fr-profile-eventlog.service /usr/share/man/man1/fr-profile-attest-quote.1.gz \
   /usr/share/doc/fr-profile/copyright /usr/share/doc/fr-profile/changelog.gz; do
   grep -qx "$path" "$work/files" || fail "missing from the package: $path"
 done
@@ -148,8 +149,11 @@ pass "bash, zsh and fish completions (journey's options included)"
 # The root holds the host's units too (sysinit.target, timers.target, …), as an installed system does.
 units=$work/x/lib/systemd/system
 cp -r --no-clobber /lib/systemd/system/. "$units/"
+# The event-log service runs coreutils' install, which every Debian system has (Essential).
+mkdir -p "$work/x/usr/bin" && cp /usr/bin/install "$work/x/usr/bin/install"
 if out=$(MANPATH=$work/x/usr/share/man systemd-analyze verify --root="$work/x" \
-  /lib/systemd/system/fr-profile-collect.service /lib/systemd/system/fr-profile-collect.timer 2>&1) && [[ -z $out ]]; then
+  /lib/systemd/system/fr-profile-collect.service /lib/systemd/system/fr-profile-collect.timer \
+  /lib/systemd/system/fr-profile-eventlog.service 2>&1) && [[ -z $out ]]; then
   # Silent: it exits 0 on unknown keys, so any output (a warning) counts as a failure.
   pass "systemd-analyze verify (ExecStart, man pages of Documentation=, every key known)"
 else
@@ -158,6 +162,10 @@ else
 fi
 grep -q '^ExecStart=/usr/bin/fr-profile collect -o /run/fr-profile/profile.json$' "$units/fr-profile-collect.service" ||
   fail "the service does not run collect into /run/fr-profile"
+grep -q '^ExecStart=/usr/bin/install -m 0640 -o root -g tss ' "$units/fr-profile-eventlog.service" ||
+  fail "the event-log service does not copy the log 0640 root:tss"
+grep -q '^WantedBy=' "$units/fr-profile-eventlog.service" && ! [[ -e $work/x/etc/systemd/system/multi-user.target.wants/fr-profile-eventlog.service ]] ||
+  fail "the event-log service must be installable and off by default"
 
 if ((failures)); then
   echo "check-deb: $failures failure(s)" >&2

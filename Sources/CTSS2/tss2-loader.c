@@ -45,6 +45,8 @@ static const char *const sonames[LIBRARIES] = {
   X(ESYS, Esys_PolicySecret)                                                                       \
   X(ESYS, Esys_ActivateCredential)                                                                 \
   X(ESYS, Esys_Certify)                                                                            \
+  X(ESYS, Esys_Quote)                                                                              \
+  X(ESYS, Esys_PCR_Read)                                                                           \
   X(MU, Tss2_MU_TPMT_PUBLIC_Marshal)                                                               \
   X(MU, Tss2_MU_TPM2B_PUBLIC_Marshal)                                                              \
   X(MU, Tss2_MU_TPM2B_PUBLIC_Unmarshal)                                                            \
@@ -226,4 +228,15 @@ TSS2_RC frp_Esys_Certify(
   TPMT_SIGNATURE **signature) {
   return api.Esys_Certify(
     esysContext, objectHandle, signHandle, shandle1, shandle2, shandle3, qualifyingData, inScheme, certifyInfo, signature);
+}
+TSS2_RC frp_Esys_Quote(
+  ESYS_CONTEXT *esysContext, ESYS_TR signHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_DATA *qualifyingData, const TPMT_SIG_SCHEME *inScheme, const TPML_PCR_SELECTION *PCRselect,
+  TPM2B_ATTEST **quoted, TPMT_SIGNATURE **signature) {
+  return api.Esys_Quote(esysContext, signHandle, shandle1, shandle2, shandle3, qualifyingData, inScheme, PCRselect, quoted, signature);
+}
+TSS2_RC frp_Esys_PCR_Read(
+  ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPML_PCR_SELECTION *pcrSelectionIn,
+  UINT32 *pcrUpdateCounter, TPML_PCR_SELECTION **pcrSelectionOut, TPML_DIGEST **pcrValues) {
+  return api.Esys_PCR_Read(esysContext, shandle1, shandle2, shandle3, pcrSelectionIn, pcrUpdateCounter, pcrSelectionOut, pcrValues);
 }

@@ -27,8 +27,17 @@ extension BindingCommandTests {
     var tcti: String { tpm.tcti }
     var rootsPEM: String { (try? String(contentsOfFile: root, encoding: .utf8)) ?? "" }
     var issuerPEM: String { (try? String(contentsOfFile: issuer, encoding: .utf8)) ?? "" }
-    /// The AM script's configuration trusting this TPM's manufacturer.
-    var scriptConfig: JSON { ["rootsPem": .string(rootsPEM), "intermediatesPem": .string(issuerPEM), "trustedEkNames": []] }
+    /// The AM script's configuration trusting this TPM's manufacturer. swtpm has no firmware and
+    /// no event log, so the boot quote round goes "quote only" unless a test gives a log
+    /// (BootQuoteCommandTests) and asks for Secure Boot.
+    var scriptConfig: JSON { scriptConfig(requireSecureBoot: false) }
+
+    func scriptConfig(requireSecureBoot: Bool) -> JSON {
+      [
+        "rootsPem": .string(rootsPEM), "intermediatesPem": .string(issuerPEM), "trustedEkNames": [],
+        "boot": ["quote": true, "requireSecureBoot": .bool(requireSecureBoot)],
+      ]
+    }
 
     deinit {
       tpm.stop()

@@ -73,12 +73,12 @@ import Testing
   /// (setsid), so nothing can be asked.
   func journey(
     _ server: AuthenticateServer, _ device: Device, tree: String, user: String = "demo", password: String? = nil,
-    _ extra: [String] = []
+    _ extra: [String] = [], environment: [String: String] = [:]
   ) throws -> RunResult {
     var arguments = ["journey", "--server", server.url, "--realm", "alpha", "--tree", tree]
     if tree != "SignUsernameless" { arguments += ["--user", user, "--password-stdin"] }
     let result = try run(
-      arguments + device.arguments + extra, environment: device.environment,
+      arguments + device.arguments + extra, environment: device.environment.merging(environment) { $1 },
       stdin: tree == "SignUsernameless" ? "" : (password ?? self.password) + "\n",
       prefix: ["/usr/bin/setsid", "-w"])
     expectNoSecrets(result, device)

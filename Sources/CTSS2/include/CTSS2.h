@@ -97,6 +97,25 @@ TSS2_RC frp_Esys_Certify(
   ESYS_CONTEXT *esysContext, ESYS_TR objectHandle, ESYS_TR signHandle, ESYS_TR shandle1, ESYS_TR shandle2,
   ESYS_TR shandle3, const TPM2B_DATA *qualifyingData, const TPMT_SIG_SCHEME *inScheme, TPM2B_ATTEST **certifyInfo,
   TPMT_SIGNATURE **signature);
+TSS2_RC frp_Esys_Quote(
+  ESYS_CONTEXT *esysContext, ESYS_TR signHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
+  const TPM2B_DATA *qualifyingData, const TPMT_SIG_SCHEME *inScheme, const TPML_PCR_SELECTION *PCRselect,
+  TPM2B_ATTEST **quoted, TPMT_SIGNATURE **signature);
+TSS2_RC frp_Esys_PCR_Read(
+  ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPML_PCR_SELECTION *pcrSelectionIn,
+  UINT32 *pcrUpdateCounter, TPML_PCR_SELECTION **pcrSelectionOut, TPML_DIGEST **pcrValues);
+
+/// One bank's selection of PCRs (`bitmap`: PCR n is bit n % 8 of byte n / 8), for Quote and
+/// PCR_Read: sizeofSelect 3, the PC Client's 24 PCRs.
+static inline void frp_pcr_selection(TPML_PCR_SELECTION *out, TPMI_ALG_HASH hash, uint32_t bitmap) {
+  memset(out, 0, sizeof *out);
+  out->count = 1;
+  out->pcrSelections[0].hash = hash;
+  out->pcrSelections[0].sizeofSelect = 3;
+  out->pcrSelections[0].pcrSelect[0] = bitmap & 0xff;
+  out->pcrSelections[0].pcrSelect[1] = (bitmap >> 8) & 0xff;
+  out->pcrSelections[0].pcrSelect[2] = (bitmap >> 16) & 0xff;
+}
 
 // The tss2 headers define their constants as casts (`((TPM2_ALG_ID) 0x0023)`); these helpers
 // fill the structures in C so that the Swift side needs none of those macros.

@@ -194,6 +194,30 @@ package final class TPMAttester: @unchecked Sendable {
     ).json
   }
 
+  /// The boot quote (issue 28): TPM2_Quote of `AttestationProtocol.bootPCRs` (SHA-256 bank) by
+  /// the AK over the verifier's nonce, the PCRs' values, and `eventLog`. The values are read
+  /// after the quote and must hash to its digest: a PCR extended in between (rare: the boot PCRs
+  /// change at boot) makes the client quote again, up to three times.
+  package func quote(_ request: BootQuoteRequest, eventLog: BootQuote.EventLogContent) throws(TPMError) -> JSON {
+    let record = try existing()
+    for _ in 0..<3 {
+      let (attestation, signature, values) = try tpm { (tpm) throws(TPMError) in
+        try tpm.quote(
+          attestationKey: record.attestationKey, qualifyingData: request.nonce, bank: AttestationProtocol.bootBank,
+          pcrs: AttestationProtocol.bootPCRs)
+      }
+      guard case .quote(_, let digest)? = (try? TPMAttest(attestation))?.attested else {
+        throw .failed(call: "Esys_Quote", detail: "the TPM's answer is not a quote")
+      }
+      let concatenated = AttestationProtocol.bootPCRs.flatMap { values[$0] ?? [] }
+      guard Array(SHA256.hash(data: concatenated)) == digest else { continue }
+      return BootQuote(
+        attestation: attestation, signature: signature, attestationKey: record.attestationKey.publicArea, pcrs: values, eventLog: eventLog
+      ).json
+    }
+    throw .failed(call: "Esys_PCR_Read", detail: "the boot PCRs changed between each quote and the reading of their values, three times")
+  }
+
   // MARK: -
 
   /// A TPM session (`TPMContext.session`, which retries the TPM's transient refusals), its

@@ -297,3 +297,94 @@ extension TPMContext {
     return (attestation, Self.padded(ecdsa.signatureR) + Self.padded(ecdsa.signatureS))
   }
 }
+
+/// The boot quote (issue 28): TPM2_Quote of PCRs by the attestation key, and the PCRs' values.
+extension TPMContext {
+  /// TPM2_Quote of `pcrs` of the `bank` (a TPM_ALG_ID) by the attestation key over
+  /// `qualifyingData`, and the PCRs' values read right after it. A PCR extended between the two
+  /// commands makes the values disagree with the quote's digest: the caller checks and asks again.
+  public func quote(attestationKey ak: TPMKeyBlob, qualifyingData: [UInt8], bank: UInt16, pcrs: [Int]) throws(TPMError)
+    -> (attestation: [UInt8], signature: [UInt8], values: [Int: [UInt8]])
+  {
+    try operation { () throws(TPMError) in
+      try throughParent(ak.parent) { () throws(TPMError) in
+        let akHandle = try loaded(ak)
+        var data = TPM2B_DATA()
+        Self.fill(&data, qualifyingData)
+        var scheme = TPMT_SIG_SCHEME()
+        frp_ecdsa_scheme(&scheme)
+        var selection = TPML_PCR_SELECTION()
+        frp_pcr_selection(&selection, bank, Self.bitmap(pcrs))
+        var quoted: UnsafeMutablePointer<TPM2B_ATTEST>?
+        var signature: UnsafeMutablePointer<TPMT_SIGNATURE>?
+        let rc = frp_Esys_Quote(
+          esys, akHandle, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &data, &scheme, &selection, &quoted,
+          &signature)
+        defer {
+          frp_Esys_Free(quoted)
+          frp_Esys_Free(signature)
+        }
+        guard rc == TSS2_RC_SUCCESS, let quoted, let signature else { throw Self.error("Esys_Quote", rc) }
+        let attestation = withUnsafeBytes(of: quoted.pointee.attestationData) { Array($0.prefix(Int(quoted.pointee.size))) }
+        let ecdsa = signature.pointee.signature.ecdsa
+        return (attestation, Self.padded(ecdsa.signatureR) + Self.padded(ecdsa.signatureS), try readingPCRs(bank: bank, pcrs))
+      }
+    }
+  }
+
+  /// The values of `pcrs` in the `bank`. TPM2_PCR_Read answers at most eight per command (and
+  /// says which), so it is asked until every PCR has its value; a bank the TPM has not allocated
+  /// answers none, and that is an error naming it.
+  public func readPCRs(bank: UInt16, _ pcrs: [Int]) throws(TPMError) -> [Int: [UInt8]] {
+    try operation { () throws(TPMError) in try readingPCRs(bank: bank, pcrs) }
+  }
+
+  private func readingPCRs(bank: UInt16, _ pcrs: [Int]) throws(TPMError) -> [Int: [UInt8]] {
+    var values: [Int: [UInt8]] = [:]
+    var remaining = Set(pcrs)
+    while !remaining.isEmpty {
+      var selection = TPML_PCR_SELECTION()
+      frp_pcr_selection(&selection, bank, Self.bitmap(Array(remaining)))
+      var counter: UInt32 = 0
+      var selected: UnsafeMutablePointer<TPML_PCR_SELECTION>?
+      var digests: UnsafeMutablePointer<TPML_DIGEST>?
+      let rc = frp_Esys_PCR_Read(
+        esys, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &selection, &counter, &selected, &digests)
+      defer {
+        frp_Esys_Free(selected)
+        frp_Esys_Free(digests)
+      }
+      guard rc == TSS2_RC_SUCCESS, let selected, let digests else { throw Self.error("Esys_PCR_Read", rc) }
+      let banks = withUnsafeBytes(of: selected.pointee.pcrSelections) { raw in
+        Array(raw.bindMemory(to: TPMS_PCR_SELECTION.self).prefix(min(Int(selected.pointee.count), 16)))
+      }
+      // The PCRs answered, ascending: the set bits of the bank's returned selection.
+      let answered = banks.filter { $0.hash == bank }.flatMap { entry -> [Int] in
+        withUnsafeBytes(of: entry.pcrSelect) { bitmap in
+          (0..<min(Int(entry.sizeofSelect), bitmap.count) * 8).filter { bitmap[$0 / 8] >> UInt8($0 % 8) & 1 == 1 }
+        }
+      }
+      let answers = withUnsafeBytes(of: digests.pointee.digests) { raw in
+        Array(raw.bindMemory(to: TPM2B_DIGEST.self).prefix(min(Int(digests.pointee.count), 8)))
+      }
+      guard !answered.isEmpty, answered.count == answers.count, answered.allSatisfy(remaining.contains) else {
+        throw .failed(
+          call: "Esys_PCR_Read",
+          detail:
+            "the TPM gives no values of PCRs \(remaining.sorted().map(String.init).joined(separator: ", ")) in bank 0x\(String(bank, radix: 16)) (a bank it has not allocated?)"
+        )
+      }
+      for (pcr, answer) in zip(answered, answers) {
+        var digest = answer
+        values[pcr] = withUnsafeBytes(of: &digest.buffer) { Array($0.prefix(min(Int(answer.size), 64))) }
+        remaining.remove(pcr)
+      }
+    }
+    return values
+  }
+
+  /// The PC Client selection bitmap of `pcrs` (PCR n is bit n of the 24-bit map).
+  static func bitmap(_ pcrs: [Int]) -> UInt32 {
+    pcrs.filter { (0..<24).contains($0) }.reduce(0) { $0 | 1 << UInt32($1) }
+  }
+}

@@ -31,13 +31,15 @@ extension FRProfile {
           device:   fr-profile attest answer challenge.json -o answer.json
           device:   fr-profile callback --tpm-evidence signing-step.json > answered.json
           verifier: fr-profile attest verify --state state.json --answer answer.json jws.txt
+          device:   fr-profile attest quote --nonce "$NONCE" -o quote.json
+          verifier: fr-profile attest verify --state state.json --answer answer.json --boot quote.json --nonce "$NONCE"
 
         EXAMPLES:
           fr-profile attest request --tcti swtpm:host=127.0.0.1,port=2321
           fr-profile attest certify --identity --challenge "$CHALLENGE" -o evidence.json
           fr-profile attest verify --state state.json --answer answer.json --challenge "$CHALLENGE" jws.txt
         """,
-      subcommands: [Request.self, Challenge.self, Answer.self, Certify.self, Verify.self]
+      subcommands: [Request.self, Challenge.self, Answer.self, Certify.self, Quote.self, Verify.self]
     )
 
     /// The client options: the state directory (where the AK is kept) and the TPM.
@@ -205,6 +207,64 @@ extension FRProfile {
       }
     }
 
+    struct Quote: ParsableCommand {
+      static let configuration = CommandConfiguration(
+        abstract: "Quote this TPM's boot PCRs (SHA-256 bank, 0-7 and 14) with the attestation key over a verifier's nonce.",
+        discussion: """
+          The quote document carries TPM2_Quote by the attestation key (activated by 'attest \
+          answer') over --nonce, the PCR values, and the firmware's event log, from which a \
+          verifier reads Secure Boot (PCR 7) and the boot applications (PCR 4) after replaying it \
+          against the quoted PCRs. The kernel's log (\(FirmwareEventLog.kernelPath)) is readable \
+          by root only: fr-profile-eventlog.service copies it for group tss to \
+          \(FirmwareEventLog.copyPath). Without a readable log the quote goes alone ("quote \
+          only", said on standard error) and a verifier can only compare the PCRs with enrolled \
+          ones. The log is read by itself only for the kernel's TPM (device:); with another TCTI \
+          give it with --event-log. Journeys answer the server's frTpmBootQuote round the same \
+          way, with $\(FirmwareEventLog.environmentVariable) in place of --event-log.
+
+          \(ExitStatus.helpSection(
+          Attest.clientExits,
+          [.success: "printed", .noInput: "--event-log FILE cannot be read"]))
+
+          EXAMPLES:
+            fr-profile attest quote --nonce "$NONCE" -o quote.json
+            fr-profile attest quote --nonce "$NONCE" --event-log none
+          """)
+
+      @OptionGroup var client: ClientOptions
+      @Option(help: ArgumentHelp("The verifier's nonce, base64url (16 to 64 bytes).", valueName: "B64URL")) var nonce: String
+      @Option(
+        name: .customLong("event-log"),
+        help: ArgumentHelp(
+          "The firmware event log to send ('none': send none; default: the service's copy, else the kernel's, for the kernel's TPM).",
+          valueName: "FILE"), completion: .file())
+      var eventLog: String?
+
+      func validate() throws {
+        guard let bytes = Base64URL.decode(nonce), (16...64).contains(bytes.count) else {
+          throw ValidationError("--nonce must be 16 to 64 bytes in base64url (the verifier's nonce).")
+        }
+      }
+
+      func run() throws {
+        try reportingFailures {
+          let request = BootQuoteRequest(nonce: Base64URL.decode(nonce) ?? [])
+          let tcti = try TPMExit.tcti(option: client.tcti)
+          let log = FirmwareEventLog.read(path: eventLog, tcti: tcti)
+          if let eventLog, eventLog != "none", case .missing(let why) = log { throw Failure(.noInput, "--event-log: \(why).") }
+          let attester = try client.attester("quote")
+          let quote: JSON
+          do throws(TPMError) { quote = try attester.quote(request, eventLog: log) } catch {
+            throw TPMExit.failure(error, tcti: attester.tcti)
+          }
+          if case .missing(let why) = log, eventLog != "none" {
+            writeStandardError("fr-profile: note: quote only, no event log: \(why).\n")
+          }
+          try Attest.write(quote, to: client.output)
+        }
+      }
+    }
+
     static let verifierExits: [ExitStatus] = [.success, .negative, .usage, .dataError, .noInput, .cannotCreate, .ioError, .permission]
 
     struct Challenge: ParsableCommand {
@@ -293,11 +353,30 @@ extension FRProfile {
         help: ArgumentHelp("Verify an evidence document ('attest certify') instead of a JWS; needs --challenge.", valueName: "FILE"),
         completion: .file())
       var evidence: String?
+      @Option(
+        help: ArgumentHelp("Verify a boot quote ('attest quote') instead of a JWS; needs --nonce.", valueName: "FILE"), completion: .file())
+      var boot: String?
+      @Option(help: ArgumentHelp("The nonce the boot quote answers (base64url).", valueName: "B64URL")) var nonce: String?
+      @Flag(help: "Accept a boot quote whose event log shows Secure Boot off, or that has no event log.") var allowSecureBootOff = false
+      @Option(
+        name: .customLong("enrolled-pcrs"),
+        help: ArgumentHelp(
+          "PCR values enrolled for this device (JSON {\"0\":hex,…}, e.g. an earlier verdict's \"pcrs\"), compared when there is no event log.",
+          valueName: "FILE"), completion: .file())
+      var enrolledPCRs: String?
       @Argument(help: ArgumentHelp("The compact JWS ('-': standard input).", valueName: "JWS"), completion: .file()) var jws: String?
 
       func validate() throws {
-        guard (jws != nil) != (evidence != nil) else { throw ValidationError("give a JWS or --evidence FILE (one of them).") }
+        guard [jws != nil, evidence != nil, boot != nil].filter({ $0 }).count == 1 else {
+          throw ValidationError("give a JWS, --evidence FILE or --boot FILE (one of them).")
+        }
         if evidence != nil, challenge == nil { throw ValidationError("--evidence needs --challenge: the evidence is over it.") }
+        if boot != nil, nonce.flatMap(Base64URL.decode) == nil {
+          throw ValidationError("--boot needs --nonce B64URL: the nonce the verifier sent, which the quote must answer.")
+        }
+        if boot == nil, nonce != nil || allowSecureBootOff || enrolledPCRs != nil {
+          throw ValidationError("--nonce, --allow-secure-boot-off and --enrolled-pcrs go with --boot.")
+        }
       }
 
       func run() throws {
@@ -309,7 +388,11 @@ extension FRProfile {
             throw Attest.failure(error, file: state)
           }
           let answerDocument = try Attest.readJSON(answer)
-          let document = try evidence.map(Attest.readJSON)
+          if let boot {
+            try verifyBoot(boot, pending: pending, answer: answerDocument)
+            return
+          }
+          let document = try evidence.map { try Attest.readJSON($0) }
           let token = try jws.map { String(decoding: try readInput($0, limit: 1 << 20), as: UTF8.self).filter { !$0.isWhitespace } }
           let key: P256KeyText
           let ak: TPMPublic
@@ -340,6 +423,37 @@ extension FRProfile {
           }
         }
       }
+
+      /// `--boot`: the quote by the activated AK over --nonce, then what its event log (or the
+      /// enrolled PCRs) shows; exit 1 naming the check that refused it.
+      private func verifyBoot(_ path: String, pending: PendingActivation, answer answerDocument: JSON) throws {
+        let quote = try Attest.readJSON(path, limit: 1 << 21)
+        let policy = BootPolicy(requireSecureBoot: !allowSecureBootOff, enrolledPCRs: try enrolledPCRs.map(Attest.pcrValues))
+        let ak: TPMPublic
+        do throws(AttestationError) { ak = try AttestationVerifier.activate(pending, answer: answerDocument) } catch {
+          throw Attest.failure(error, file: answer)
+        }
+        let state: BootState
+        do throws(BootRefusal) {
+          state = try AttestationVerifier.verifyBoot(
+            quote: quote, nonce: Base64URL.decode(nonce ?? "") ?? [], attestationKey: ak, policy: policy)
+        } catch {
+          if error.check == .malformed { throw Failure(.dataError, "\(path): \(error.reason).") }
+          throw Failure(.negative, "refused (\(error.check.rawValue)): \(error.reason).")
+        }
+        let ekName = hexString(pending.endorsementKeyName)
+        if json {
+          try printOutput(
+            JSONWriter.compact([
+              "verified": true, "ekName": .string(ekName), "ekCertified": .bool(pending.endorsementCertified), "boot": state.json,
+            ]) + "\n")
+          return
+        }
+        let secureBoot = state.secureBoot.map { $0 ? "on" : "off" } ?? "unknown"
+        try printOutput(
+          "verified: boot quote (\(state.method.rawValue)) of the TPM whose endorsement key is \(ekName); Secure Boot \(secureBoot); "
+            + "\(state.bootApplications.count) boot application(s) in PCR 4.\n\(state.note)\n")
+      }
     }
 
     // MARK: -
@@ -364,8 +478,37 @@ extension FRProfile {
       }
     }
 
-    static func readJSON(_ path: String) throws -> JSON {
-      try parseJSON(try readInput(path, limit: 1 << 20), from: path)
+    static func readJSON(_ path: String, limit: Int = 1 << 20) throws -> JSON {
+      try parseJSON(try readInput(path, limit: limit), from: path)
+    }
+
+    /// An enrolled-PCRs file: {"0": value, …} with each value a SHA-256 in hex (64 digits) or
+    /// base64url (43 characters), as a verdict's or a quote's "pcrs" has them.
+    static func pcrValues(_ path: String) throws -> [Int: [UInt8]] {
+      guard case .object(let object) = try readJSON(path) else { throw Failure(.dataError, "\(path): not a JSON object of PCR values.") }
+      var values: [Int: [UInt8]] = [:]
+      for (key, value) in object.members {
+        guard let pcr = Int(key), String(pcr) == key, (0..<24).contains(pcr), let text = value.stringValue,
+          let bytes = text.utf8.count == 64 ? hexBytes(text) : Base64URL.decode(text), bytes.count == 32
+        else {
+          throw Failure(
+            .dataError, "\(path): \"\(PrintableText.line(key, limit: 10))\" is not a PCR number with a SHA-256 value (hex or base64url).")
+        }
+        values[pcr] = bytes
+      }
+      return values
+    }
+
+    /// Lower- or upper-case hex digits (ASCII only), two per byte.
+    static func hexBytes(_ text: String) -> [UInt8]? {
+      let digits = Array(text.utf8)
+      guard digits.count % 2 == 0 else { return nil }
+      var bytes: [UInt8] = []
+      for index in stride(from: 0, to: digits.count, by: 2) {
+        guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+        bytes.append(high << 4 | low)
+      }
+      return bytes
     }
 
     static func parseJSON(_ bytes: [UInt8], from path: String) throws -> JSON {
@@ -391,14 +534,7 @@ extension FRProfile {
     /// An EK name in hex (34 bytes: 000b and a SHA-256), ASCII digits only: `Character.isHexDigit`
     /// also accepts full-width digits, which `UInt8(_:radix:)` does not (issue 29: a crash).
     static func hex(_ text: String) -> [UInt8]? {
-      let digits = Array(text.utf8)
-      guard digits.count == 68 else { return nil }
-      var bytes: [UInt8] = []
-      for index in stride(from: 0, to: digits.count, by: 2) {
-        guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
-        bytes.append(high << 4 | low)
-      }
-      return bytes
+      text.utf8.count == 68 ? hexBytes(text) : nil
     }
 
     private static func hexValue(_ digit: UInt8) -> UInt8? {

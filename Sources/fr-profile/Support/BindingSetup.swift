@@ -304,6 +304,22 @@ extension StepAnswerer {
       }
       do throws(TPMError) { answer = try attester.answer(challenge) } catch { throw TPMExit.failure(error, tcti: attester.tcti) }
       if settings.verbose { detail("answered the TPM attestation challenge: keys signed in this journey carry TPM evidence.") }
+    case AttestationProtocol.quoteCallbackId:
+      guard let attester, attester.activated else {
+        throw Failure(.cannotAnswer, "the server asked for a boot quote before the attestation key was activated.")
+      }
+      let request: BootQuoteRequest
+      do { request = try BootQuoteRequest(json: try JSONParser.parse(Array(value.utf8))) } catch {
+        throw Failure(.cannotAnswer, ServerText.printable("the server's boot quote request is not one: \(error).", singleLine: true))
+      }
+      let log = FirmwareEventLog.read(path: processEnvironment()[FirmwareEventLog.environmentVariable], tcti: attester.tcti)
+      if case .missing(let why) = log {
+        writeStandardError("fr-profile: note: the boot quote goes without the firmware event log: \(why).\n")
+      }
+      do throws(TPMError) { answer = try attester.quote(request, eventLog: log) } catch {
+        throw TPMExit.failure(error, tcti: attester.tcti)
+      }
+      if settings.verbose, case .log = log { detail("answered the boot quote round: PCRs 0-7 and 14 quoted, with the event log.") }
     default:
       if settings.verbose { detail("left HiddenValueCallback \"\(printable(id, singleLine: true))\" unanswered.") }
       return

@@ -1,0 +1,132 @@
+import Foundation
+import ProfileJSON
+import TPMAttestation
+import TestSupport
+import Testing
+
+/// The boot-quote cases of Tests/TPMAttestationTests/Fixtures/bootquote — quotes made by swtpm
+/// and tpm2-tools alone, over event logs built in Python (make-cases.py, checked there with
+/// tpm2_checkquote and tpm2_eventlog) — through both verifiers: the Swift one
+/// (`AttestationVerifier.verifyBoot`) and the AM script's quote round under Rhino. Each must reach
+/// the case's verdict, and a refusal must name the same check in both.
+@Suite(.timeLimit(.minutes(10)))
+struct BootQuoteCasesTests {
+  static let directory = AMScript.packageRoot + "/Tests/TPMAttestationTests/Fixtures/bootquote"
+
+  struct Case {
+    let name: String
+    let document: JSON
+
+    func bytes(_ key: String) throws -> [UInt8] {
+      guard let bytes = document[key]?.stringValue.flatMap(Base64URL.decode) else { throw CaseError("\(name): no base64url \(key)") }
+      return bytes
+    }
+    var expect: JSON { document["expect"] ?? .null }
+    var policy: JSON { document["policy"] ?? .null }
+  }
+
+  static func cases() throws -> [Case] {
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }.sorted()
+    return try names.map { name in
+      Case(
+        name: String(name.dropLast(5)),
+        document: try JSONParser.parse(Array(try String(contentsOfFile: directory + "/" + name, encoding: .utf8).utf8)))
+    }
+  }
+
+  /// The Swift verifier's verdict: nil when accepted (and the boot state), else the check.
+  static func swift(_ item: Case) throws -> (check: String?, state: BootState?) {
+    var enrolled: [Int: [UInt8]]?
+    if let ekName = item.document["ekName"]?.stringValue, case .object(let values)? = item.policy["enrolledPcrs"]?[ekName] {
+      enrolled = [:]
+      for (key, value) in values.members {
+        guard let pcr = Int(key), let bytes = value.stringValue.flatMap(Base64URL.decode) else {
+          throw CaseError("\(item.name): enrolled PCR \(key)")
+        }
+        enrolled?[pcr] = bytes
+      }
+    }
+    let policy = BootPolicy(requireSecureBoot: item.policy["requireSecureBoot"]?.boolValue ?? true, enrolledPCRs: enrolled)
+    let nonce = try item.bytes("nonce")
+    let ak = try TPMPublic(tpm2b: try item.bytes("akPublic"))
+    do throws(BootRefusal) {
+      return (
+        nil, try AttestationVerifier.verifyBoot(quote: item.document["quote"] ?? .null, nonce: nonce, attestationKey: ak, policy: policy)
+      )
+    } catch {
+      return (error.check.rawValue, nil)
+    }
+  }
+
+  /// The AM script's verdict, run as the node's quote round after a verified activation.
+  static func script(_ item: Case) throws -> (check: String?, boot: JSON?, outcome: String) {
+    var boot: JSONObject = ["quote": true, "requireSecureBoot": item.policy["requireSecureBoot"] ?? true]
+    if let enrolled = item.policy["enrolledPcrs"] { boot["enrolledPcrs"] = enrolled }
+    let state: JSON = [
+      "akPublic": item.document["akPublic"] ?? .null, "ekName": item.document["ekName"] ?? .null, "ekCertified": true,
+      "activated": false, "quoteNonce": item.document["nonce"] ?? .null,
+    ]
+    let context: JSON = [
+      "sharedState": ["frTpmAttestation": .string(JSONWriter.compact(state))], "transientState": [:],
+      "callbacks": [["id": "frTpmBootQuote", "value": .string(JSONWriter.compact(item.document["quote"] ?? .null))]],
+      "config": ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [], "boot": .object(boot)],
+    ]
+    let result = try AMScript.run(context: context)
+    let shared = result["sharedState"]
+    return (
+      shared?["frTpmAttestation.refusedCheck"]?.stringValue,
+      try shared?["frTpmAttestation.boot"]?.stringValue.map { try JSONParser.parse(Array($0.utf8)) },
+      result["outcome"]?.stringValue ?? ""
+    )
+  }
+
+  @Test("every case has the verdict it expects from the Swift verifier and from the AM script, refusals naming the same check")
+  func bothVerifiersReachEachCasesVerdict() async throws {
+    let cases = try Self.cases()
+    #expect(cases.count >= 17)
+    let checks = Set(cases.compactMap { $0.expect["check"]?.stringValue })
+    // Every negative the issue names is among them.
+    for check in ["secureBootOff", "replay", "eventLog", "separators", "debugMode", "nonce", "signature", "selection", "pcrDigest"] {
+      #expect(checks.contains(check), "no case is refused by \(check)")
+    }
+    // One JVM at a time, on a thread of its own (each case starts Rhino: ~1 s).
+    let verdicts = try await onOwnThread { try cases.map(Self.verdict) }
+    for verdict in verdicts.compactMap({ $0 }) { Issue.record(Comment(rawValue: verdict)) }
+  }
+
+  /// nil when both verifiers reach the case's verdict, else what differs.
+  static func verdict(_ item: Case) throws -> String? {
+    let expected = item.expect
+    let swift = try swift(item)
+    let script = try script(item)
+    var problems: [String] = []
+    if expected["verdict"] == "accept" {
+      if let check = swift.check { problems.append("Swift refused (\(check))") }
+      if script.outcome != "activated" { problems.append("the script ended \(script.outcome) (\(script.check ?? "-"))") }
+      if let state = swift.state {
+        if expected["method"]?.stringValue != state.method.rawValue { problems.append("Swift method \(state.method.rawValue)") }
+        if expected["secureBoot"] != state.secureBoot.map(JSON.bool) ?? .null {
+          problems.append("Swift secureBoot \(String(describing: state.secureBoot))")
+        }
+        if script.boot?["method"] != .string(state.method.rawValue)
+          || script.boot?["secureBoot"] != state.secureBoot.map(JSON.bool) ?? .null
+          || script.boot?["pcrs"] != state.json["pcrs"] || script.boot?["bootApplications"] != state.json["bootApplications"]
+        {
+          problems.append("the script's boot state \(String(describing: script.boot)) is not Swift's \(state.json)")
+        }
+      }
+    } else {
+      let check = expected["check"]?.stringValue
+      if swift.check != check { problems.append("Swift: \(swift.check ?? "accepted"), expected \(check ?? "-")") }
+      if script.check != check || script.outcome != "false" {
+        problems.append("script: \(script.check ?? "accepted") (\(script.outcome)), expected \(check ?? "-")")
+      }
+    }
+    return problems.isEmpty ? nil : "\(item.name): " + problems.joined(separator: "; ")
+  }
+
+  struct CaseError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+  }
+}
