@@ -202,11 +202,9 @@ extension BindingCommandTests {
     }
   }
 
-  @Test("a journey's third round: the AM script accepts the quote with the firmware log, and refuses Secure Boot off")
+  @Test("a journey carries posture and a boot quote: the AM script and the Swift verifier accept both with the log, and refuse Secure Boot off")
   func bootQuoteJourney() throws {
-    for (secureBoot, expected) in [
-      (UInt8(1), "attestation: activated"), (0, "attestation: false (the firmware event log says Secure Boot is off"),
-    ] {
+    for (secureBoot, expected) in [(UInt8(1), "attestation: activated"), (0, "attestation: false (the firmware event log says Secure Boot is off")] {
       let made = try ManufacturedTPM()
       let log = BuiltLog.standard(secureBoot: secureBoot)
       try extend(made, with: log)
@@ -215,13 +213,36 @@ extension BindingCommandTests {
         try Data(log.bytes).write(to: URL(fileURLWithPath: logPath))
         try withServer({ $0.attestationConfig = made.scriptConfig(requireSecureBoot: true) }) { server, tree in
           let result = try journey(
-            server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", made.tcti],
+            server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", made.tcti, "--posture"],
             environment: ["FR_PROFILE_EVENT_LOG": logPath])
           #expect((result.status == 0) == (secureBoot == 1), "\(result.stderr)")
           #expect(tree.outcomes.first?.hasPrefix(expected) == true, "\(tree.outcomes)")
+          // The Swift verifier reaches the script's verdict on the same nonce and quote.
+          let nonce = try #require(
+            tree.hiddenValues.first { $0.direction == "sent" && $0.id == AttestationProtocol.quoteCallbackId }.map {
+              try BootQuoteRequest(json: try JSONParser.parse(Array($0.value.utf8))).nonce
+            })
+          let quote = try #require(
+            tree.hiddenValues.first { $0.direction == "answered" && $0.id == AttestationProtocol.quoteCallbackId }.map {
+              try JSONParser.parse(Array($0.value.utf8))
+            })
+          let ak = try TPMPublic(tpm2b: try #require(quote["akPublic"]?.stringValue.flatMap(Base64URL.decode)))
+          let swift = Result { () throws(BootRefusal) in
+            try AttestationVerifier.verifyBoot(quote: quote, nonce: nonce, attestationKey: ak, policy: BootPolicy(requireSecureBoot: true))
+          }
           if secureBoot == 1 {
             let boot = try JSONParser.parse(Array(try #require(tree.sharedStates.first?["frTpmAttestation.boot"]).utf8))
             #expect(boot["method"] == "eventLog" && boot["secureBoot"] == true, "\(boot)")
+            #expect((try? swift.get())?.json["pcrs"] == boot["pcrs"])
+            // Both JWSs carry the key's TPM evidence; the signing JWS (custom claims, as the
+            // SDKs' signing carries them) the posture.
+            #expect(tree.jwsReceived.count == 2)
+            for jws in tree.jwsReceived { #expect(BindingServer.parse(jws)?.claims["tpmEvidence"] != nil) }
+            let last = try #require(tree.jwsReceived.last)
+            let signing = try #require(BindingServer.parse(last)?.claims)
+            expectValid(JSONWriter.compact(try #require(signing["posture"])), schema: "posture")
+          } else {
+            #expect(throws: BootRefusal(.secureBootOff, "the firmware event log says Secure Boot is off")) { try swift.get() }
           }
         }
       }

@@ -66,6 +66,10 @@ final class BindingServer: CustomTree, @unchecked Sendable {
   /// The attestation script's configuration (FR_TPM_ATTESTATION_CONFIG: roots, intermediates,
   /// trusted EK names).
   var attestationConfig: JSON = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": []]
+  /// Every HiddenValueCallback exchanged with a script node, in order: ("sent", id, value) from the
+  /// script, ("answered", id, value) from the client.
+  var hiddenValues: [(direction: String, id: String, value: String)] { lock.withLock { exchanged } }
+  private var exchanged: [(direction: String, id: String, value: String)] = []
   /// The scripts' shared state at the end of each attested journey.
   var sharedStates: [[String: String]] { lock.withLock { finishedStates } }
   private var finishedStates: [[String: String]] = []
@@ -229,6 +233,10 @@ final class BindingServer: CustomTree, @unchecked Sendable {
   /// One run of the Scripted Decision node: its callbacks are sent, its outcome followed
   /// (`scriptProceedsOn` to the next node, anything else a failure).
   private func runScript(_ authId: String, _ session: inout Session, callbacks: [JSON]) -> (Int, String) {
+    for callback in callbacks {
+      let entry = ("answered", callback["id"]?.stringValue ?? "", callback["value"]?.stringValue ?? "")
+      lock.withLock { exchanged.append(entry) }
+    }
     let context: JSON = [
       "sharedState": .object(JSONObject(session.sharedState.map { (key: $0.key, value: JSON.string($0.value)) })),
       "transientState": .object(JSONObject(session.transientState.map { (key: $0.key, value: JSON.string($0.value)) })),
@@ -241,6 +249,10 @@ final class BindingServer: CustomTree, @unchecked Sendable {
     }
     for (key, value) in result["sharedState"]?.objectValue?.members ?? [] { session.sharedState[key] = value.stringValue }
     if let sent = result["callbacks"]?.arrayValue, !sent.isEmpty {
+      for callback in sent {
+        let entry = ("sent", callback["id"]?.stringValue ?? "", callback["value"]?.stringValue ?? "")
+        lock.withLock { exchanged.append(entry) }
+      }
       let hidden = sent.map { callback in
         Self.callback(
           "HiddenValueCallback", [("value", callback["value"] ?? ""), ("id", callback["id"] ?? "")], inputs: ["IDToken1"])
