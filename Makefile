@@ -79,7 +79,8 @@ lint:
 	/usr/bin/python3 scripts/check-schemas.py
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
-  check-distros bench bench-tpm deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
+  check-distros bench bench-tpm resolve test-suite test-package test-distro-roots test-installed-fuzz test-distros \
+  check-installed-only deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (docs/development.md "Fuzzing"): `make fuzz` runs each for
@@ -91,6 +92,8 @@ FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuz
 FUZZ_SECONDS ?= 600
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_CONFIGURATION ?= debug
+# Targets fuzzed at once (one core each).
+FUZZ_JOBS ?= 1
 FUZZ_SCRATCH := $(if $(filter release,$(FUZZ_CONFIGURATION)),.build-fuzz,.build)
 # lld (shipped with the toolchain): gold fails on these binaries' debug info.
 FUZZ_FLAGS := -c $(FUZZ_CONFIGURATION) --scratch-path $(FUZZ_SCRATCH) --traits Fuzzing -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
@@ -151,22 +154,45 @@ build: deps-build
 
 # The fuzz build (trait Fuzzing) reuses the debug build's scratch path, so it comes after
 # everything that runs the debug test build.
-# Each phase is timed (scripts/timed.sh), and the times are printed at the end: CI's output says
-# where its minutes went.
+# Each phase is timed (scripts/timed.sh) and the times are printed at the end: CI's output says
+# where its minutes went. On CI's two cores the work is ~40 CPU-minutes, and no phase alone
+# keeps both cores busy (the test suite waits on swtpm, Java and servers; a release build is
+# mostly one whole-module job at a time, then a link; debootstrap waits on the mirror), so
+# three tracks run side by side (make -j3): the debug build and the test suite; the release
+# build, the .deb and its checks; the Debian roots of check-distros. Then check-installed and
+# the fuzzers (two at a time) beside check-distros. Every package any track needs is installed
+# first (apt cannot run twice at once); both scratch paths resolve their dependencies before the
+# builds start (both write Package.resolved). Lines are prefixed with their phase.
 TIMES := $(OUT)/test-times
 TIMED := scripts/timed.sh $(TIMES)
 test:
-	@rm -f $(TIMES)
-	@$(TIMED) deps $(MAKE) --no-print-directory deps-test
+	@$(TIMED) --start
+	@$(TIMED) deps $(MAKE) --no-print-directory deps-test deps-deb-test deps-distros
 	@$(TIMED) lint $(MAKE) --no-print-directory lint
+	@$(TIMED) resolve $(MAKE) --no-print-directory resolve
+	@$(MAKE) --no-print-directory -j3 test-suite test-package test-distro-roots
+	@$(MAKE) --no-print-directory -j2 test-installed-fuzz test-distros
+	@$(TIMED) --summary
+
+resolve: deps-build
+	$(SWIFT) package resolve
+	$(SWIFT) package --scratch-path $(OUT) resolve
+
+# The tracks of `make test` (not meant to be run alone).
+test-suite:
 	@$(TIMED) build-tests $(SWIFT) build --build-tests
 	@$(TIMED) swift-test $(SWIFT) test --skip-build
 	@$(TIMED) fuzz-replay-corpus $(MAKE) --no-print-directory fuzz-replay-corpus
+test-package:
 	@$(TIMED) check-deb $(MAKE) --no-print-directory check-deb
-	@$(TIMED) check-installed $(MAKE) --no-print-directory check-installed
-	@$(TIMED) fuzz $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
-	@$(TIMED) check-distros $(MAKE) --no-print-directory check-distros
-	@$(TIMED) --summary
+test-distro-roots:
+	@$(TIMED) distro-roots packaging/check-distros.sh --roots-only $(OUT)/distros $(DISTROS)
+# After test-suite (the fuzz build reuses the debug build's scratch path) and test-package (the .deb).
+test-installed-fuzz:
+	@$(TIMED) check-installed $(MAKE) --no-print-directory check-installed-only
+	@$(TIMED) fuzz $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_JOBS=2
+test-distros:
+	@$(TIMED) check-distros packaging/check-distros.sh $(DEB) $(OUT)/distros $(DISTROS)
 
 # Every seed and every past crash through each target, without sanitizers (the debug build).
 fuzz-replay-corpus:
@@ -176,7 +202,7 @@ fuzz-build: deps-build
 	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product $$t || exit 1; done
 
 fuzz: fuzz-build
-	Fuzz/run.sh $(FUZZ_SECONDS) "$$($(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_TARGETS)
+	FUZZ_JOBS=$(FUZZ_JOBS) Fuzz/run.sh $(FUZZ_SECONDS) "$$($(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_TARGETS)
 
 install: release docs install-files
 
@@ -240,7 +266,9 @@ check-deb: deps-deb-test deb
 # The udev (umockdev) and golden CLI tests again, against the binary the .deb installs rather
 # than the debug build: the dynamically linked release binary is what umockdev's LD_PRELOAD must
 # reach on users' machines. Needs the test build (`make test` has made it).
-check-installed: deb
+check-installed: deb check-installed-only
+
+check-installed-only:
 	rm -rf $(OUT)/installed && mkdir -p $(OUT)/installed
 	dpkg-deb -x $(DEB) $(OUT)/installed
 	$(SWIFT) build --build-tests

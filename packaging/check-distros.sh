@@ -8,6 +8,7 @@
 # on any failure. `make check-distros` runs it.
 #
 #   packaging/check-distros.sh DEB CACHE_DIR [RELEASE...]      (default: bookworm trixie)
+#   packaging/check-distros.sh --roots-only CACHE_DIR [RELEASE...]   (the cached roots alone)
 #
 # Each release's root is `debootstrap --variant=minbase` from $FR_DISTROS_MIRROR (default
 # http://deb.debian.org/debian) plus the test-only packages below, cached once as a directory
@@ -35,6 +36,7 @@ set -euo pipefail
 
 usage() {
   echo "usage: $0 DEB CACHE_DIR [RELEASE...]   (default releases: bookworm trixie)" >&2
+  echo "       $0 --roots-only CACHE_DIR [RELEASE...]   (build the cached roots only)" >&2
   exit 64
 }
 [[ $# -ge 2 ]] || usage
@@ -47,7 +49,10 @@ if [[ -z ${FR_CHECK_DISTROS_NAMESPACE:-} ]]; then
 fi
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-DEB=$(realpath -e "$1") || usage
+# --roots-only: the cached roots alone, no .deb needed — `make test` builds them (download-bound)
+# while it compiles (CPU-bound); the check that follows waits for them on the cache's lock.
+ROOTS_ONLY=""
+if [[ $1 == --roots-only ]]; then ROOTS_ONLY=1; else DEB=$(realpath -e "$1") || usage; fi
 mkdir -p "$2"
 CACHE=$(realpath -e "$2")
 shift 2
@@ -484,6 +489,14 @@ run_release() {
 am_port=""
 am_log=""
 root_state=""
+if [[ -n $ROOTS_ONLY ]]; then
+  for release in "${RELEASES[@]}"; do
+    started=$SECONDS
+    cached_root "$release" || exit 1
+    log "$release: root $root_state in $((SECONDS - started)) s ($cached)"
+  done
+  exit 0
+fi
 start_am
 for release in "${RELEASES[@]}"; do
   run_release "$release"

@@ -132,7 +132,9 @@ extension BindingCommandTests {
             tree.outcomes == [
               "attestation: false (the TPM sent no EK certificate and its endorsement key is not among the trusted ones)"
             ])
-          tree.attestationConfig = ["rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)]]
+          tree.attestationConfig = [
+            "rootsPem": "", "intermediatesPem": "", "trustedEkNames": [.string(name)], "boot": ["quote": true, "requireSecureBoot": false],
+          ]
           let trusted = try journey(server, device, tree: "AttestedBind", ["--key-store", "tpm", "--tcti", tpm.tcti])
           #expect(trusted.status == 0, "\(trusted.stderr)")
           #expect(
@@ -309,9 +311,20 @@ extension BindingCommandTests {
       try #require(sent["callbacks"]?[0]?["value"]?.stringValue).write(toFile: challengeFile, atomically: true, encoding: .utf8)
       let answered = try run(["attest", "answer", challengeFile, "--tcti", made.tcti] + device.arguments)
       #expect(answered.status == 0, "\(answered.stderr)")
-      let activated = try AMScript.run(context: [
+      // The credential released, the script asks for the boot quote; `attest quote` answers it.
+      let quoteRound = try AMScript.run(context: [
         "sharedState": sent["sharedState"] ?? [:], "transientState": [:], "config": made.scriptConfig,
         "callbacks": [["id": "frTpmAttestationChallenge", "value": .string(answered.stdout)]],
+      ])
+      #expect(quoteRound["callbacks"]?[0]?["id"] == .string(AttestationProtocol.quoteCallbackId))
+      let quoteRequest = try BootQuoteRequest(
+        json: try JSONParser.parse(Array(try #require(quoteRound["callbacks"]?[0]?["value"]?.stringValue).utf8)))
+      let quoted = try run(
+        ["attest", "quote", "--tcti", made.tcti, "--nonce", Base64URL.encode(quoteRequest.nonce), "--event-log", "none"] + device.arguments)
+      #expect(quoted.status == 0, "\(quoted.stderr)")
+      let activated = try AMScript.run(context: [
+        "sharedState": quoteRound["sharedState"] ?? [:], "transientState": [:], "config": made.scriptConfig,
+        "callbacks": [["id": .string(AttestationProtocol.quoteCallbackId), "value": .string(quoted.stdout)]],
       ])
       #expect(activated["outcome"] == "activated")
       let sharedState = activated["sharedState"] ?? [:]
