@@ -202,9 +202,12 @@ extension BindingCommandTests {
     }
   }
 
-  @Test("a journey carries posture and a boot quote: the AM script and the Swift verifier accept both with the log, and refuse Secure Boot off")
+  @Test(
+    "a journey carries posture and a boot quote: the AM script and the Swift verifier accept both with the log, and refuse Secure Boot off")
   func bootQuoteJourney() throws {
-    for (secureBoot, expected) in [(UInt8(1), "attestation: activated"), (0, "attestation: false (the firmware event log says Secure Boot is off")] {
+    for (secureBoot, expected) in [
+      (UInt8(1), "attestation: activated"), (0, "attestation: false (the firmware event log says Secure Boot is off"),
+    ] {
       let made = try ManufacturedTPM()
       let log = BuiltLog.standard(secureBoot: secureBoot)
       try extend(made, with: log)

@@ -113,7 +113,8 @@ extension BindingCommandTests {
         // the issue's 22 commands, two for the SRK this TPM makes from its template, and the boot
         // quote round's three (issue 28: Quote, and two PCR_Reads for nine PCRs, eight at most a read).
         #expect(proxied.commands.count <= 27, "\(proxied.names)")
-        #expect(proxied.names.filter { $0 == "Quote" }.count == 1 && proxied.names.filter { $0 == "PCR_Read" }.count == 2, "\(proxied.names)")
+        #expect(
+          proxied.names.filter { $0 == "Quote" }.count == 1 && proxied.names.filter { $0 == "PCR_Read" }.count == 2, "\(proxied.names)")
       }
     }
   }
