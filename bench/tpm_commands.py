@@ -19,6 +19,7 @@ size, command code, named) and, for the commands fr-profile uses, its authorizat
       goal of issue 31, and searches every command byte for the PIN and its SHA-256.
 """
 
+import base64
 import argparse
 import hashlib
 import io
@@ -396,6 +397,8 @@ class Bench:
         "attest request (first)": ["NV_ReadPublic", "NV_ReadPublic", "NV_Read", "NV_Read", "ReadPublic", "ReadPublic", "Create"],
         "attest request (later)": ["ReadPublic", "ReadPublic"],
         "attest answer": ["ReadPublic", "Load", "StartAuthSession", "PolicySecret", "ActivateCredential", "FlushContext"],
+        # Issue 28's boot quote: nine PCRs, and PCR_Read answers eight at most.
+        "attest quote": ["ReadPublic", "Load", "Quote", "PCR_Read", "PCR_Read", "FlushContext"],
         "sign + evidence": ["ReadPublic", "Load", "Load", "Certify", "Sign", "FlushContext", "FlushContext"],
         "sign + evidence, PIN": ["ReadPublic", "StartAuthSession", "Load", "Load", "Certify", "Sign", "FlushContext",
                                  "FlushContext"],
@@ -472,6 +475,10 @@ class Bench:
         self.fr_profile(["attest", "challenge", files + "/request.json", "--roots", self.tpm.root, "--intermediates",
                          self.tpm.issuer, "--state", files + "/verifier.json", "-o", files + "/challenge.json"])
         self.measure("attest answer", ["attest", "answer", files + "/challenge.json", "-o", files + "/answer.json"])
+        nonce = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+        self.measure("attest quote", ["attest", "quote", "--nonce", nonce, "--event-log", "none", "-o", files + "/quote.json"])
+        self.fr_profile(["attest", "verify", "--state", files + "/verifier.json", "--answer", files + "/answer.json", "--boot",
+                         files + "/quote.json", "--nonce", nonce, "--allow-secure-boot-off"])
         verify = ["attest", "verify", "--state", files + "/verifier.json", "--answer", files + "/answer.json", "--challenge", challenge]
         for name, user, extra in [("sign + evidence", "demo", []), ("sign + evidence, PIN", "pin", pin)]:
             result = self.measure(name, ["callback", self.step_file("sign-evidence", signing_step(user, challenge)), "--tpm-evidence"]
@@ -559,8 +566,8 @@ class Bench:
 
 class JourneyServer:
     """AM's authenticate endpoint for the tree AttestedBind (Username → Password → TPM attestation
-    script → Device Binding → Device Signing Verifier → script), the script's checks made by
-    `fr-profile attest challenge` and `attest verify` (the Swift verifier)."""
+    script, its boot quote round included → Device Binding → Device Signing Verifier → script), the
+    script's checks made by `fr-profile attest challenge` and `attest verify` (the Swift verifier)."""
 
     def __init__(self, bench, authentication):
         self.bench = bench
@@ -622,6 +629,15 @@ class JourneyServer:
         elif stage == "challenge":
             with open(files + "/answer.json", "w") as f:
                 f.write(first_input(body, "IDToken1"))
+            # The boot quote round (issue 28), judged by `attest verify --boot` (swtpm: no event log).
+            self.nonce = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+            self.sessions[auth_id] = "quote"
+            step = hidden_step(auth_id, "frTpmBootQuote", json.dumps({"v": 1, "nonce": self.nonce}))
+        elif stage == "quote":
+            with open(files + "/quote.json", "w") as f:
+                f.write(first_input(body, "IDToken1"))
+            self.bench.fr_profile(["attest", "verify", "--state", files + "/verifier.json", "--answer", files + "/answer.json",
+                                   "--boot", files + "/quote.json", "--nonce", self.nonce, "--allow-secure-boot-off"])
             self.challenge = "bind-%s" % hashlib.sha256(os.urandom(16)).hexdigest()[:16]
             self.sessions[auth_id] = "binding"
             step = binding_step("demo", self.authentication, self.challenge)
