@@ -166,6 +166,22 @@ grep -q '^ExecStart=/usr/bin/install -m 0640 -o root -g tss ' "$units/fr-profile
   fail "the event-log service does not copy the log 0640 root:tss"
 grep -q '^WantedBy=' "$units/fr-profile-eventlog.service" && ! [[ -e $work/x/etc/systemd/system/multi-user.target.wants/fr-profile-eventlog.service ]] ||
   fail "the event-log service must be installable and off by default"
+# The event-log service's command, run on a stand-in log: the copy is 0640 root:tss (tss is the
+# group tpm-udev makes, there with the build's libtss2) and replaces an older copy.
+if getent group tss >/dev/null; then
+  command=$(sed -n 's/^ExecStart=//p' "$units/fr-profile-eventlog.service")
+  mkdir -p "$work/eventlog" && head -c 4096 /dev/urandom >"$work/eventlog/source" && echo old >"$work/eventlog/copy"
+  command=${command//\/sys\/kernel\/security\/tpm0\/binary_bios_measurements/$work/eventlog/source}
+  command=${command//\/run\/fr-profile\/binary_bios_measurements/$work/eventlog/copy}
+  if (umask 0077 && $command) && cmp -s "$work/eventlog/source" "$work/eventlog/copy" &&
+    [[ $(stat -c '%a %U %G' "$work/eventlog/copy") == "640 root tss" ]]; then
+    pass "the event-log service's command copies the log 0640 root:tss"
+  else
+    fail "the event-log service's command: $(stat -c '%a %U %G' "$work/eventlog/copy" 2>&1)"
+  fi
+else
+  fail "no group tss on this machine (tpm-udev makes it; libtss2-esys depends on it): the event-log service's command was not run"
+fi
 
 if ((failures)); then
   echo "check-deb: $failures failure(s)" >&2
