@@ -151,10 +151,12 @@ struct TPMKeyTests {
     let results = try await onOwnThread {
       try withSWTPM { tpm in
         let tcti = tpm.tcti
-        // Twelve clients take turns at three object slots: on a loaded 2-core machine (the TPM
-        // suites at once) the last waited past the default 10 s budget, a figure for one client
-        // among a few, not what this test is about (that every warning is retried until done).
-        return onThreads(12) { _ -> String in
+        // Six clients take turns at three object slots. With twelve, on a loaded 2-core machine
+        // (the whole suite and a release build at once), some starved past even a 120 s budget and
+        // others were refused by swtpm's listen backlog ("IO failure", a simulator's limit that the
+        // kernel's resource manager does not have); six are still more clients than slots, and
+        // what this is about is that every warning is retried until the work is done.
+        return onThreads(6) { _ -> String in
           do {
             let blob = try TPMContext.session(tcti: tcti, budget: 120) { (tpm) throws(TPMError) in try tpm.createSigningKey() }
             let raw = try TPMContext.session(tcti: tcti, budget: 120) { (tpm) throws(TPMError) in try tpm.sign([3], with: blob) }
@@ -165,7 +167,7 @@ struct TPMKeyTests {
         }
       }
     }
-    #expect(results.count == 12)
+    #expect(results.count == 6)
     #expect(results.allSatisfy { $0 == "ok" }, "\(results.filter { $0 != "ok" })")
   }
 }

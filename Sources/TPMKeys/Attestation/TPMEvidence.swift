@@ -292,6 +292,14 @@ extension TPMContext {
       frp_Esys_Free(signature)
     }
     guard rc == TSS2_RC_SUCCESS, let info, let signature else { throw Self.error("Esys_Certify", rc) }
+    return Self.signed(info, signature)
+  }
+
+  /// What TPM2_Certify and TPM2_Quote return: the TPMS_ATTEST's bytes and the ECDSA signature as
+  /// R ‖ S (each padded to 32 bytes).
+  static func signed(_ info: UnsafeMutablePointer<TPM2B_ATTEST>, _ signature: UnsafeMutablePointer<TPMT_SIGNATURE>) -> (
+    attestation: [UInt8], signature: [UInt8]
+  ) {
     let attestation = withUnsafeBytes(of: info.pointee.attestationData) { Array($0.prefix(Int(info.pointee.size))) }
     let ecdsa = signature.pointee.signature.ecdsa
     return (attestation, Self.padded(ecdsa.signatureR) + Self.padded(ecdsa.signatureS))
@@ -325,9 +333,8 @@ extension TPMContext {
           frp_Esys_Free(signature)
         }
         guard rc == TSS2_RC_SUCCESS, let quoted, let signature else { throw Self.error("Esys_Quote", rc) }
-        let attestation = withUnsafeBytes(of: quoted.pointee.attestationData) { Array($0.prefix(Int(quoted.pointee.size))) }
-        let ecdsa = signature.pointee.signature.ecdsa
-        return (attestation, Self.padded(ecdsa.signatureR) + Self.padded(ecdsa.signatureS), try readingPCRs(bank: bank, pcrs))
+        let signed = Self.signed(quoted, signature)
+        return (signed.attestation, signed.signature, try readingPCRs(bank: bank, pcrs))
       }
     }
   }

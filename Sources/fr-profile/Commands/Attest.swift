@@ -232,7 +232,9 @@ extension FRProfile {
           """)
 
       @OptionGroup var client: ClientOptions
-      @Option(help: ArgumentHelp("The verifier's nonce, base64url (16 to 64 bytes).", valueName: "B64URL")) var nonce: String
+      // .unconditional: a base64url nonce may begin with "-".
+      @Option(parsing: .unconditional, help: ArgumentHelp("The verifier's nonce, base64url (16 to 64 bytes).", valueName: "B64URL"))
+      var nonce: String
       @Option(
         name: .customLong("event-log"),
         help: ArgumentHelp(
@@ -356,7 +358,8 @@ extension FRProfile {
       @Option(
         help: ArgumentHelp("Verify a boot quote ('attest quote') instead of a JWS; needs --nonce.", valueName: "FILE"), completion: .file())
       var boot: String?
-      @Option(help: ArgumentHelp("The nonce the boot quote answers (base64url).", valueName: "B64URL")) var nonce: String?
+      @Option(parsing: .unconditional, help: ArgumentHelp("The nonce the boot quote answers (base64url).", valueName: "B64URL"))
+      var nonce: String?
       @Flag(help: "Accept a boot quote whose event log shows Secure Boot off, or that has no event log.") var allowSecureBootOff = false
       @Option(
         name: .customLong("enrolled-pcrs"),
