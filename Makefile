@@ -79,7 +79,7 @@ lint:
 	/usr/bin/python3 scripts/check-schemas.py
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
-  check-distros bench bench-tpm resolve test-suite test-package test-distro-roots test-installed-fuzz test-distros \
+  check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros \
   check-installed-only deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
@@ -155,14 +155,15 @@ build: deps-build
 # The fuzz build (trait Fuzzing) reuses the debug build's scratch path, so it comes after
 # everything that runs the debug test build.
 # Each phase is timed (scripts/timed.sh) and the times are printed at the end: CI's output says
-# where its minutes went. On CI's two cores the work is ~40 CPU-minutes, and no phase alone
-# keeps both cores busy (the test suite waits on swtpm, Java and servers; a release build is
-# mostly one whole-module job at a time, then a link; debootstrap waits on the mirror), so
-# three tracks run side by side (make -j3): the debug build and the test suite; the release
-# build, the .deb and its checks; the Debian roots of check-distros. Then check-installed and
-# the fuzzers (two at a time) beside check-distros. Every package any track needs is installed
-# first (apt cannot run twice at once); both scratch paths resolve their dependencies before the
-# builds start (both write Package.resolved). Lines are prefixed with their phase.
+# where its minutes went. On CI's two cores the work is ~37 CPU-minutes, and no phase alone keeps
+# both cores busy (the test suite waits on swtpm, Java and servers; a release build is mostly one
+# whole-module job at a time, then a link; debootstrap waits on the mirror), so phases run side
+# by side (make -j3): the Debian roots of check-distros from the start; after the debug build,
+# the suite (then the fuzz seeds, then the fuzzers, two at a time, in the same scratch path)
+# beside the release build and the .deb's checks (two builds at once gain nothing: both are
+# CPU-bound); then check-installed beside check-distros. Every package any phase needs is
+# installed first (apt cannot run twice at once); both scratch paths resolve their dependencies
+# before the builds start (both write Package.resolved). Lines are prefixed with their phase.
 TIMES := $(OUT)/test-times
 TIMED := scripts/timed.sh $(TIMES)
 test:
@@ -171,26 +172,26 @@ test:
 	@$(TIMED) lint $(MAKE) --no-print-directory lint
 	@$(TIMED) resolve $(MAKE) --no-print-directory resolve
 	@$(MAKE) --no-print-directory -j3 test-suite test-package test-distro-roots
-	@$(MAKE) --no-print-directory -j2 test-installed-fuzz test-distros
+	@$(MAKE) --no-print-directory -j2 test-installed test-distros
 	@$(TIMED) --summary
 
 resolve: deps-build
 	$(SWIFT) package resolve
 	$(SWIFT) package --scratch-path $(OUT) resolve
 
-# The tracks of `make test` (not meant to be run alone).
-test-suite:
+# The phases of `make test` (not meant to be run alone).
+test-build:
 	@$(TIMED) build-tests $(SWIFT) build --build-tests
+test-suite: test-build
 	@$(TIMED) swift-test $(SWIFT) test --skip-build
 	@$(TIMED) fuzz-replay-corpus $(MAKE) --no-print-directory fuzz-replay-corpus
-test-package:
+	@$(TIMED) fuzz $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_JOBS=2
+test-package: test-build
 	@$(TIMED) check-deb $(MAKE) --no-print-directory check-deb
 test-distro-roots:
 	@$(TIMED) distro-roots packaging/check-distros.sh --roots-only $(OUT)/distros $(DISTROS)
-# After test-suite (the fuzz build reuses the debug build's scratch path) and test-package (the .deb).
-test-installed-fuzz:
+test-installed:
 	@$(TIMED) check-installed $(MAKE) --no-print-directory check-installed-only
-	@$(TIMED) fuzz $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_JOBS=2
 test-distros:
 	@$(TIMED) check-distros packaging/check-distros.sh $(DEB) $(OUT)/distros $(DISTROS)
 
