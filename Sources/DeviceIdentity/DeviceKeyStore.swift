@@ -439,7 +439,10 @@ public struct DeviceKeyStore: Sendable {
     }
   }
 
-  func identityError(_ error: StateDirectoryError) -> IdentityError {
+  func identityError(_ error: StateDirectoryError) -> IdentityError { Self.identityError(error, directory: directory) }
+
+  /// A state-directory failure as the identity reports it (`directory`: the state directory).
+  package static func identityError(_ error: StateDirectoryError, directory: String) -> IdentityError {
     switch error {
     case .missing(let path): .cannotCreateStateDirectory(path: path, errno: ENOENT)
     case .notSecure(let path, let reason): .stateDirectoryUnsafe(path: directory, ancestor: path, reason: reason)

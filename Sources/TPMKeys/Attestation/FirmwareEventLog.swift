@@ -24,7 +24,7 @@ public enum FirmwareEventLog {
   public static func read(path: String?, tcti: String) -> BootQuote.EventLogContent {
     if let path {
       if path == "none" { return .missing("not sent: the event log was turned off (none)") }
-      return load(path)
+      return load(path, given: true)
     }
     guard tcti.hasPrefix("device") else {
       return .missing("the TPM (\(tcti)) is not the one this machine's firmware measured into: its log would not be this TPM's")
@@ -33,7 +33,8 @@ public enum FirmwareEventLog {
     return load(kernelPath)
   }
 
-  static func load(_ path: String) -> BootQuote.EventLogContent {
+  /// `given`: a path the user named, whose absence is just that (not the firmware's).
+  static func load(_ path: String, given: Bool = false) -> BootQuote.EventLogContent {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     guard fd >= 0 else {
       let code = errno
@@ -41,6 +42,8 @@ public enum FirmwareEventLog {
       case EACCES, EPERM:
         return .missing(
           "\(path) is readable by root only: enable fr-profile-eventlog.service to copy it for group tss (docs/tpm.md \"Boot state\")")
+      case ENOENT where given:
+        return .missing("\(path) does not exist")
       case ENOENT:
         return .missing("\(path) does not exist (no TPM event log from the firmware, or securityfs is not mounted)")
       default:

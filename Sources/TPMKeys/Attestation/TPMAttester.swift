@@ -111,7 +111,7 @@ package final class TPMAttester: @unchecked Sendable {
   /// found, the TPM is only asked whether it is still so (`confirmed`).
   package func request(replace: Bool = false) throws(TPMError) -> JSON {
     let directory = try directory()
-    let lock = try Self.stateCall { () throws(StateDirectoryError) in try directory.lock() }
+    let lock = try stateCall { () throws(StateDirectoryError) in try directory.lock() }
     defer { _ = lock }
     let existing = replace ? nil : try load(directory)
     if let existing, let request = existing.request, try tpm({ (tpm) throws(TPMError) in try Self.confirmed(existing, tpm) }) {
@@ -147,7 +147,7 @@ package final class TPMAttester: @unchecked Sendable {
     }
     if record != existing {
       let bytes = Array(JSONWriter.compact(record.json).utf8)
-      _ = try Self.stateCall { () throws(StateDirectoryError) in try directory.write(Self.fileName, bytes, mode: 0o600, replace: true) }
+      _ = try stateCall { () throws(StateDirectoryError) in try directory.write(Self.fileName, bytes, mode: 0o600, replace: true) }
     }
     return request
   }
@@ -232,17 +232,19 @@ package final class TPMAttester: @unchecked Sendable {
     }
   }
 
-  private static func stateCall<T>(_ body: () throws(StateDirectoryError) -> T) throws(TPMError) -> T {
-    do { return try body() } catch { throw .attestationKey(detail: "the state directory: \(error)") }
+  private func stateCall<T>(_ body: () throws(StateDirectoryError) -> T) throws(TPMError) -> T {
+    do { return try body() } catch {
+      throw .attestationKey(detail: DeviceKeyStore.identityError(error, directory: stateDirectory).description)
+    }
   }
 
   private func directory() throws(TPMError) -> StateDirectory {
-    try Self.stateCall { () throws(StateDirectoryError) in try StateDirectory.open(stateDirectory, create: true) }
+    try stateCall { () throws(StateDirectoryError) in try StateDirectory.open(stateDirectory, create: true) }
   }
 
   private func load(_ directory: StateDirectory) throws(TPMError) -> Record? {
     guard
-      let bytes = try Self.stateCall({ () throws(StateDirectoryError) in
+      let bytes = try stateCall({ () throws(StateDirectoryError) in
         try directory.readBytes(Self.fileName, requirement: .secret(maximumSize: 16 << 10))
       })
     else { return nil }

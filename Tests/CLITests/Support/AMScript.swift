@@ -42,7 +42,8 @@ enum AMScript {
         // The client compiler only and one GC thread: a script runs for a second, where C2's
         // compiler threads cost more than they save (0.66 instead of 1.16 CPU-seconds a run here,
         // and the suite starts a JVM for every scripted round).
-        "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dfile.encoding=UTF-8", "-cp", rhinoJar + ":" + classes, "org.mozilla.javascript.tools.shell.Main",
+        "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dfile.encoding=UTF-8", "-cp", rhinoJar + ":" + classes,
+        "org.mozilla.javascript.tools.shell.Main",
         packageRoot + "/Tests/AMScript/harness.js", script,
         file,
       ], executable: "/usr/bin/java", timeout: timeout)
