@@ -102,7 +102,9 @@ public struct BootQuote: Sendable, Equatable {
       throw .malformed("the quote's pcrs lack PCR \(AttestationProtocol.bootPCRs.first { pcrs[$0] == nil } ?? 0)")
     }
     self.pcrs = pcrs
-    if json["eventLog"] != nil {
+    if json["eventLog"] != nil, json["eventLogMissing"] != nil {
+      throw .malformed("the quote has both eventLog and eventLogMissing")
+    } else if json["eventLog"] != nil {
       eventLog = .log(try message.bytes("eventLog"))
     } else if let reason = json["eventLogMissing"]?.stringValue {
       eventLog = .missing(reason)

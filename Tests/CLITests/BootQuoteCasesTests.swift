@@ -94,6 +94,43 @@ struct BootQuoteCasesTests {
     for verdict in verdicts.compactMap({ $0 }) { Issue.record(Comment(rawValue: verdict)) }
   }
 
+  @Test("documents altered from an accepted case are malformed to both verifiers: both or neither log member, v2, a short or extra PCR")
+  func malformedVariantsAgree() async throws {
+    let accepted = try #require(try Self.cases().first { $0.name == "accept-secure-boot" })
+    let quote = try #require(accepted.document["quote"]?.objectValue)
+    var variants: [(String, JSONObject)] = []
+    var both = quote
+    both["eventLogMissing"] = "and yet"
+    variants.append(("both log members", both))
+    var neither = quote
+    neither["eventLog"] = nil
+    variants.append(("neither log member", neither))
+    var v2 = quote
+    v2["v"] = 2
+    variants.append(("version 2", v2))
+    var short = quote
+    if case .object(var pcrs)? = quote["pcrs"] {
+      pcrs["7"] = .string(Base64URL.encode([UInt8](repeating: 1, count: 31)))
+      short["pcrs"] = .object(pcrs)
+    }
+    variants.append(("a 31-byte PCR", short))
+    var extra = quote
+    if case .object(var pcrs)? = quote["pcrs"] {
+      pcrs["10"] = .string(Base64URL.encode([UInt8](repeating: 1, count: 32)))
+      extra["pcrs"] = .object(pcrs)
+    }
+    variants.append(("PCR 10, not quoted", extra))
+    let verdicts = try await onOwnThread {
+      try variants.map { (name, document) -> String? in
+        var altered = accepted.document.objectValue ?? [:]
+        altered["quote"] = .object(document)
+        altered["expect"] = ["verdict": "refuse", "check": "malformed"]
+        return try Self.verdict(Case(name: "accept-secure-boot altered: \(name)", document: .object(altered)))
+      }
+    }
+    for verdict in verdicts.compactMap({ $0 }) { Issue.record(Comment(rawValue: verdict)) }
+  }
+
   /// nil when both verifiers reach the case's verdict, else what differs.
   static func verdict(_ item: Case) throws -> String? {
     let expected = item.expect
