@@ -120,12 +120,13 @@ struct BootQuoteCasesTests {
       extra["pcrs"] = .object(pcrs)
     }
     variants.append(("PCR 10, not quoted", extra))
+    let altered = variants
     let verdicts = try await onOwnThread {
-      try variants.map { (name, document) -> String? in
-        var altered = accepted.document.objectValue ?? [:]
-        altered["quote"] = .object(document)
-        altered["expect"] = ["verdict": "refuse", "check": "malformed"]
-        return try Self.verdict(Case(name: "accept-secure-boot altered: \(name)", document: .object(altered)))
+      try altered.map { (name, document) -> String? in
+        var changed = accepted.document.objectValue ?? [:]
+        changed["quote"] = .object(document)
+        changed["expect"] = ["verdict": "refuse", "check": "malformed"]
+        return try Self.verdict(Case(name: "accept-secure-boot altered: \(name)", document: .object(changed)))
       }
     }
     for verdict in verdicts.compactMap({ $0 }) { Issue.record(Comment(rawValue: verdict)) }
