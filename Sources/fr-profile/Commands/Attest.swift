@@ -391,16 +391,16 @@ extension FRProfile {
             throw Attest.failure(error, file: state)
           }
           let answerDocument = try Attest.readJSON(answer)
-          if let boot {
-            try verifyBoot(boot, pending: pending, answer: answerDocument)
-            return
-          }
           let document = try evidence.map { try Attest.readJSON($0) }
           let token = try jws.map { String(decoding: try readInput($0, limit: 1 << 20), as: UTF8.self).filter { !$0.isWhitespace } }
           let key: P256KeyText
           let ak: TPMPublic
           do throws(AttestationError) { ak = try AttestationVerifier.activate(pending, answer: answerDocument) } catch {
             throw Attest.failure(error, file: answer)
+          }
+          if let boot {
+            try verifyBoot(boot, pending: pending, attestationKey: ak)
+            return
           }
           do throws(AttestationError) {
             if let document, let challenge {
@@ -429,13 +429,9 @@ extension FRProfile {
 
       /// `--boot`: the quote by the activated AK over --nonce, then what its event log (or the
       /// enrolled PCRs) shows; exit 1 naming the check that refused it.
-      private func verifyBoot(_ path: String, pending: PendingActivation, answer answerDocument: JSON) throws {
+      private func verifyBoot(_ path: String, pending: PendingActivation, attestationKey ak: TPMPublic) throws {
         let quote = try Attest.readJSON(path, limit: 1 << 21)
         let policy = BootPolicy(requireSecureBoot: !allowSecureBootOff, enrolledPCRs: try enrolledPCRs.map(Attest.pcrValues))
-        let ak: TPMPublic
-        do throws(AttestationError) { ak = try AttestationVerifier.activate(pending, answer: answerDocument) } catch {
-          throw Attest.failure(error, file: answer)
-        }
         let state: BootState
         do throws(BootRefusal) {
           state = try AttestationVerifier.verifyBoot(
