@@ -4,7 +4,9 @@
 # side by side (make -j), so each output line is prefixed with its phase's name.
 #
 #   scripts/timed.sh LOG --start              notes the wall-clock start
-#   scripts/timed.sh LOG NAME COMMAND...      runs COMMAND; prints and records "NAME  S s"
+#   scripts/timed.sh LOG NAME COMMAND...      runs COMMAND; prints and records its wall-clock and
+#                                             CPU seconds (user+sys of COMMAND and the children it
+#                                             waited for)
 #   scripts/timed.sh LOG --summary            prints every recorded phase and the wall clock
 #
 # COMMAND's exit status is passed on; a failed phase is recorded (and summarised) too.
@@ -20,8 +22,9 @@ case "${1:-}" in
     ;;
   --summary)
     [[ -f $log ]] || exit 0
-    echo "== make test phases (seconds; phases of one step ran side by side)"
-    awk '{ printf "  %-22s %6d %s\n", $1, $2, $3 }' "$log"
+    echo "== make test phases (seconds; phases of one step ran side by side; CPU = user+sys)"
+    printf '  %-22s %6s %6s\n' phase wall CPU
+    awk '{ printf "  %-22s %6d %6d %s\n", $1, $2, $3, $4; cpu += $3 } END { printf "  %-22s %6s %6d\n", "all phases", "", cpu }' "$log"
     if [[ -f $log.start ]]; then printf '  %-22s %6d\n' "wall clock" $(($(date +%s) - $(cat "$log.start"))); fi
     exit 0
     ;;
@@ -29,12 +32,23 @@ esac
 name="$1"
 shift
 mkdir -p "$(dirname "$log")"
+# CPU seconds of the children this shell has waited for: the second line of `times`, which runs
+# in this shell (a $(...) subshell would report its own, empty, children).
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+children_cpu() {
+  awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] } printf "%.1f", n }' "$cpu_file"
+}
 start=$(date +%s)
+times >"$cpu_file"
+cpu_start=$(children_cpu)
 "$@" 2>&1 | sed -u "s/^/[$name] /"
 status=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
+times >"$cpu_file"
+cpu=$(awk -v a="$(children_cpu)" -v b="$cpu_start" 'BEGIN { printf "%d", a - b + 0.5 }')
 if [[ $status -eq 0 ]]; then mark=""; else mark="(failed:$status)"; fi
-echo "$name $elapsed $mark" >>"$log"
-echo "== phase $name: ${elapsed} s $mark"
+echo "$name $elapsed $cpu $mark" >>"$log"
+echo "== phase $name: ${elapsed} s, ${cpu} CPU-s $mark"
 if [[ $status -ne 0 ]]; then "$0" "$log" --summary; fi
 exit "$status"
