@@ -95,8 +95,9 @@ FUZZ_CONFIGURATION ?= debug
 # Targets fuzzed at once (one core each).
 FUZZ_JOBS ?= 1
 FUZZ_SCRATCH := $(if $(filter release,$(FUZZ_CONFIGURATION)),.build-fuzz,.build)
-# lld (shipped with the toolchain): gold fails on these binaries' debug info.
-FUZZ_FLAGS := -c $(FUZZ_CONFIGURATION) --scratch-path $(FUZZ_SCRATCH) --traits Fuzzing -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
+# Nothing on the command line but the trait: a -Xswiftc flag would change every compile job and
+# rebuild the Swift dependencies too (Package.swift links the fuzz targets with lld).
+FUZZ_FLAGS := -c $(FUZZ_CONFIGURATION) --scratch-path $(FUZZ_SCRATCH) --traits Fuzzing
 
 define ensure_packages
 	@missing=""; for p in $(1); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -5,7 +5,10 @@ import PackageDescription
 /// libFuzzer's coverage and AddressSanitizer, so only our targets are rebuilt for fuzzing — the
 /// dependencies (BoringSSL above all) keep the objects of the ordinary build.
 let fuzzed: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"], .when(traits: ["Fuzzing"]))]
-let fuzzLinked: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"], .when(traits: ["Fuzzing"]))]
+/// Linked by lld (shipped with the toolchain): gold fails on these binaries' debug info. A linker
+/// setting, not `-Xswiftc` on the command line, which would be in every compile job too and so
+/// recompile every Swift dependency for the fuzz build.
+let fuzzLinked: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"], .when(traits: ["Fuzzing"]))]
 
 /// A fuzz target (Fuzz/<directory>): replays files in an ordinary build, runs libFuzzer with
 /// the trait Fuzzing.

@@ -34,41 +34,7 @@ public struct TestProcess {
       guard pipe2(&pipes[index], O_CLOEXEC) == 0 else { throw SWTPMError("pipe2: \(String(cString: strerror(errno)))") }
     }
     defer { for pair in pipes { for fd in pair where fd >= 0 { close(fd) } } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0)
-    posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1)
-    posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setpgroup(&attributes, 0)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-    var env = environment
-    if env["PATH"] == nil { env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
-    // posix_spawn_file_actions_addchdir_np is a GNU extension Swift's Glibc does not import:
-    // coreutils' env changes the directory instead.
-    let argv = directory.map { ["/usr/bin/env", "-C", $0] + argv } ?? argv
-    let argvC = argv.map { strdup($0) } + [nil]
-    let envC = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for pointer in argvC { free(pointer) }
-      for pointer in envC { free(pointer) }
-    }
-    var pid: pid_t = 0
-    let spawned =
-      argv[0].contains("/")
-      ? posix_spawn(&pid, argv[0], &actions, &attributes, argvC, envC)
-      : posix_spawnp(&pid, argv[0], &actions, &attributes, argvC, envC)
-    guard spawned == 0 else { throw SWTPMError("cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
+    let pid = try spawn(argv, environment: environment, directory: directory, stdio: (pipes[0][0], pipes[1][1], pipes[2][1]))
     for (index, end) in [(0, 0), (1, 1), (2, 1)] {
       close(pipes[index][end])
       pipes[index][end] = -1
@@ -129,6 +95,49 @@ public struct TestProcess {
       timedOut: timedOut)
   }
 
+  /// Starts `argv` in a process group of its own, with an empty signal mask and default
+  /// dispositions, `stdio` as its descriptors 0, 1 and 2; returns its pid.
+  static func spawn(
+    _ argv: [String], environment: [String: String], directory: String?, stdio: (Int32, Int32, Int32)
+  ) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, stdio.0, 0)
+    posix_spawn_file_actions_adddup2(&actions, stdio.1, 1)
+    posix_spawn_file_actions_adddup2(&actions, stdio.2, 2)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setpgroup(&attributes, 0)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+    var env = environment
+    if env["PATH"] == nil { env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
+    // posix_spawn_file_actions_addchdir_np is a GNU extension Swift's Glibc does not import:
+    // coreutils' env changes the directory instead.
+    let argv = directory.map { ["/usr/bin/env", "-C", $0] + argv } ?? argv
+    let argvC = argv.map { strdup($0) } + [nil]
+    let envC = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      for pointer in argvC { free(pointer) }
+      for pointer in envC { free(pointer) }
+    }
+    var pid: pid_t = 0
+    let spawned =
+      argv[0].contains("/")
+      ? posix_spawn(&pid, argv[0], &actions, &attributes, argvC, envC)
+      : posix_spawnp(&pid, argv[0], &actions, &attributes, argvC, envC)
+    guard spawned == 0 else { throw SWTPMError("cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
+    return pid
+  }
+
   static func monotonicSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
@@ -137,4 +146,4 @@ public struct TestProcess {
 }
 
 /// glibc's pipe2 (a GNU extension the Glibc module does not import).
-@_silgen_name("pipe2") private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
+@_silgen_name("pipe2") func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
