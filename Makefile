@@ -80,7 +80,7 @@ lint:
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
   check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros \
-  check-installed-only deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
+  check-installed-only test-lint deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (docs/development.md "Fuzzing"): `make fuzz` runs each for
@@ -90,7 +90,7 @@ lint:
 # FUZZ_CONFIGURATION=release fuzzes optimised code (more runs per second) in a scratch path of its own.
 FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer fuzz-tpm-wire fuzz-event-log
 FUZZ_SECONDS ?= 600
-FUZZ_TEST_SECONDS ?= 20
+FUZZ_TEST_SECONDS ?= 10
 FUZZ_CONFIGURATION ?= debug
 # Targets fuzzed at once (one core each).
 FUZZ_JOBS ?= 1
@@ -156,7 +156,7 @@ build: deps-build
 # The fuzz build (trait Fuzzing) reuses the debug build's scratch path, so it comes after
 # everything that runs the debug test build.
 # Each phase is timed (scripts/timed.sh) and the times are printed at the end: CI's output says
-# where its minutes went. On CI's two cores the work is ~37 CPU-minutes, and no phase alone keeps
+# where its minutes went (wall clock and CPU seconds per phase). On CI's two cores the work is ~36 CPU-minutes, and no phase alone keeps
 # both cores busy (the test suite waits on swtpm, Java and servers; a release build is mostly one
 # whole-module job at a time, then a link; debootstrap waits on the mirror), so phases run side
 # by side (make -j3): the Debian roots of check-distros from the start; after the debug build,
@@ -170,9 +170,8 @@ TIMED := scripts/timed.sh $(TIMES)
 test:
 	@$(TIMED) --start
 	@$(TIMED) deps $(MAKE) --no-print-directory deps-test deps-deb-test deps-distros
-	@$(TIMED) lint $(MAKE) --no-print-directory lint
 	@$(TIMED) resolve $(MAKE) --no-print-directory resolve
-	@$(MAKE) --no-print-directory -j3 test-suite test-package test-distro-roots
+	@$(MAKE) --no-print-directory -j4 test-lint test-suite test-package test-distro-roots
 	@$(MAKE) --no-print-directory -j2 test-installed test-distros
 	@$(TIMED) --summary
 
@@ -181,6 +180,8 @@ resolve: deps-build
 	$(SWIFT) package --scratch-path $(OUT) resolve
 
 # The phases of `make test` (not meant to be run alone).
+test-lint:
+	@$(TIMED) lint $(MAKE) --no-print-directory lint
 test-build:
 	@$(TIMED) build-tests $(SWIFT) build --build-tests
 test-suite: test-build
