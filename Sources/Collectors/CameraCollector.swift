@@ -56,7 +56,7 @@ private func canCapture(_ capabilities: String) -> Bool {
 
 /// The device a video node belongs to: ".../3-6/3-6:1.0/video4linux/video0" → ".../3-6" (a USB
 /// interface is folded into its USB device, whose other interfaces belong to the same camera).
-func physicalDevicePath(ofVideoNode syspath: String) -> String {
+package func physicalDevicePath(ofVideoNode syspath: String) -> String {
   var parts = syspath.split(separator: "/")
   if parts.count >= 2, parts[parts.count - 2] == "video4linux" { parts.removeLast(2) }
   if let last = parts.last, isUSBInterfaceName(last) { parts.removeLast() }

@@ -100,7 +100,7 @@ func isInternalPanel(_ connectorName: String) -> Bool {
 ///
 ///     BOOT_IMAGE=/vmlinuz quiet video=DSI-1:panel_orientation=right_side_up
 ///     video=eDP-1:1920x1200@60,panel_orientation=left_side_up
-func panelIsSideways(kernelCommandLine: String, connector: String) -> Bool {
+package func panelIsSideways(kernelCommandLine: String, connector: String) -> Bool {
   let prefix = "video=" + connector + ":"
   for word in kernelCommandLine.split(separator: " ") where word.hasPrefix(prefix) {
     for option in word.dropFirst(prefix.count).split(separator: ",") {
@@ -111,7 +111,7 @@ func panelIsSideways(kernelCommandLine: String, connector: String) -> Bool {
 }
 
 /// Orders strings with runs of digits compared as numbers: "DP-2" < "DP-10".
-func naturalLess(_ a: String, _ b: String) -> Bool {
+package func naturalLess(_ a: String, _ b: String) -> Bool {
   var left = a.unicodeScalars[...]
   var right = b.unicodeScalars[...]
   let isDigit: (Unicode.Scalar) -> Bool = { $0.value >= 48 && $0.value <= 57 }

@@ -68,7 +68,7 @@ package func parseEDID(_ bytes: [UInt8]) -> Result<DisplayMode, EDIDError> {
 ///     1920x1080
 ///     1920x1080
 ///     1680x1050
-func parseFirstMode(_ modes: String) -> DisplayMode? {
+package func parseFirstMode(_ modes: String) -> DisplayMode? {
   guard let line = modes.split(separator: "\n").first else { return nil }
   let parts = line.split(separator: "x", maxSplits: 1)
   guard parts.count == 2, let width = Int(parts[0]) else { return nil }

@@ -159,7 +159,7 @@ package enum LockPolicy: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// Seconds to wait after `failures` wrong PINs under `delay`.
-  static func delaySeconds(failures: Int) -> Int {
+  package static func delaySeconds(failures: Int) -> Int {
     failures <= 0 ? 0 : min(3600, 1 << min(failures - 1, 12))
   }
 }

@@ -247,7 +247,7 @@ public struct DeviceKeyStore: Sendable {
   }
 
   /// The first lines of the identifier cache: what the identifier was derived from.
-  static func binding(machineID: [UInt8]?, key: FileIdentity, publicKey: FileIdentity) -> String {
+  package static func binding(machineID: [UInt8]?, key: FileIdentity, publicKey: FileIdentity) -> String {
     String(decoding: bindingBytes(machineID: machineID, key: key, publicKey: publicKey), as: UTF8.self)
   }
 

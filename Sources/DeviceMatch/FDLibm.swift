@@ -21,7 +21,7 @@
 //
 // Arguments beyond 2^19·π/2 (coordinates of ~47 million degrees) would need fdlibm's
 // multi-precision reduction (__kernel_rem_pio2); they fall back to the C library.
-enum FDLibm {
+package enum FDLibm {
   @inline(__always) static func high(_ x: Double) -> Int32 { Int32(truncatingIfNeeded: Int64(bitPattern: x.bitPattern) >> 32) }
   @inline(__always) static func low(_ x: Double) -> UInt32 { UInt32(truncatingIfNeeded: x.bitPattern) }
   @inline(__always) static func withLowZero(_ x: Double) -> Double { Double(bitPattern: x.bitPattern & 0xFFFF_FFFF_0000_0000) }
@@ -146,7 +146,7 @@ enum FDLibm {
 
   // MARK: sin, cos, acos
 
-  static func sin(_ x: Double) -> Double {
+  package static func sin(_ x: Double) -> Double {
     let ix = high(x) & 0x7fff_ffff
     if ix <= 0x3fe9_21fb { return kernelSin(x, 0, 0) }
     if ix >= 0x7ff0_0000 { return x - x }
@@ -160,7 +160,7 @@ enum FDLibm {
     }
   }
 
-  static func cos(_ x: Double) -> Double {
+  package static func cos(_ x: Double) -> Double {
     let ix = high(x) & 0x7fff_ffff
     if ix <= 0x3fe9_21fb { return kernelCos(x, 0) }
     if ix >= 0x7ff0_0000 { return x - x }
@@ -188,7 +188,7 @@ enum FDLibm {
   static let qS3 = -6.88283971605453293030e-01
   static let qS4 = 7.70381505559019352791e-02
 
-  static func acos(_ x: Double) -> Double {
+  package static func acos(_ x: Double) -> Double {
     let hx = high(x)
     let ix = hx & 0x7fff_ffff
     if ix >= 0x3ff0_0000 {  // |x| ≥ 1

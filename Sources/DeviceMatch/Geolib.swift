@@ -17,7 +17,7 @@ struct GeolibThrow: Error {
 /// A port of geolib 3.3.3's `getDistance` (the version the script bundles), including how it
 /// finds and reads coordinates: key lists, numeric and sexagesimal strings, arrays, and the
 /// JavaScript conversions behind `toRad`. Only the default accuracy of 1 m is used.
-enum Geolib {
+package enum Geolib {
   static let earthRadius = 6_378_137.0
   static let longitudeKeys = ["lng", "lon", "longitude", "0"]
   static let latitudeKeys = ["lat", "latitude", "1"]
@@ -121,7 +121,7 @@ enum Geolib {
   /// geolib's pattern
   /// `^([0-9]{1,3})°\s*([0-9]{1,3}(?:\.(?:[0-9]{1,}))?)['′]\s*(([0-9]{1,3}(\.([0-9]{1,}))?)["″]\s*)?([NEOSW]?)$`,
   /// matched by hand (it never needs to backtrack): degrees, minutes, optional seconds, direction.
-  static func sexagesimal(_ text: String) -> (degrees: String, minutes: String, seconds: String?, direction: String)? {
+  package static func sexagesimal(_ text: String) -> (degrees: String, minutes: String, seconds: String?, direction: String)? {
     let scalars = Array(text.unicodeScalars)
     var index = 0
     func digits(max: Int) -> String? {

@@ -31,7 +31,7 @@ public enum JSValue: Sendable, Equatable {
   }
 }
 
-enum JS {
+package enum JS {
   // MARK: Truthiness and equality
 
   /// JavaScript truthiness: `undefined`, `null`, `false`, ±0, NaN and "" are falsy.
@@ -363,7 +363,7 @@ enum JS {
   }
 
   /// JavaScript `Math.round`: the nearest integer, halves towards +∞.
-  static func round(_ value: Double) -> Double {
+  package static func round(_ value: Double) -> Double {
     guard value.isFinite else { return value }
     let floor = value.rounded(.down)
     let result = value - floor >= 0.5 ? floor + 1 : floor

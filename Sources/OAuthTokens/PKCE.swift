@@ -34,15 +34,15 @@ public struct AuthorizationSecrets: Sendable {
 }
 
 /// Form and query encoding, and reading the query of a redirect.
-enum FormEncoding {
+package enum FormEncoding {
   /// `application/x-www-form-urlencoded` (RFC 3986 unreserved kept, every other byte %XX).
-  static func encode(_ pairs: [(String, String)]) -> String {
+  package static func encode(_ pairs: [(String, String)]) -> String {
     pairs.map { AuthenticateEndpoint.percentEncoded($0.0) + "=" + AuthenticateEndpoint.percentEncoded($0.1) }.joined(separator: "&")
   }
 
   /// The query (or, failing that, the fragment) parameters of `url`, decoded; a parameter that
   /// does not decode is left out.
-  static func parameters(of url: String) -> [String: String] {
+  package static func parameters(of url: String) -> [String: String] {
     guard let start = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return [:] }
     var result: [String: String] = [:]
     let query = url[url.index(after: start)...].prefix { $0 != "#" }

@@ -103,7 +103,7 @@ struct DconfSettings {
 
 /// The type and default text of `<key name="KEY" type="T"><default>…</default>` in the
 /// `<schema id="SCHEMA">` element of a .gschema.xml file.
-func xmlDefault(_ xml: String, schema: String, key: String) -> (type: String, text: String)? {
+package func xmlDefault(_ xml: String, schema: String, key: String) -> (type: String, text: String)? {
   guard let schemaStart = xml.firstRange(of: "id=\"\(schema)\"") else { return nil }
   let rest = xml[schemaStart.upperBound...]
   let schemaEnd = rest.firstRange(of: "</schema>")?.lowerBound ?? rest.endIndex
@@ -121,7 +121,7 @@ func xmlDefault(_ xml: String, schema: String, key: String) -> (type: String, te
 }
 
 /// GVariant text for the types the screen-lock keys use: "true", "false", "300", "uint32 300".
-func parseGVariantText(_ text: String, type: String) -> GVariantValue? {
+package func parseGVariantText(_ text: String, type: String) -> GVariantValue? {
   let words = text.split(separator: " ")
   switch type {
   case "b":

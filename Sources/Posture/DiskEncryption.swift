@@ -2,11 +2,15 @@ import Collectors
 
 /// `rootEncrypted`, `homeEncrypted`, `swapEncrypted` ← /proc/self/mountinfo, /proc/swaps and
 /// the device chain in /sys (StorageEncryption says how it is followed and what it cannot see).
-struct DiskEncryption {
+package struct DiskEncryption {
   let system: SystemSource
 
+  package init(system: SystemSource) {
+    self.system = system
+  }
+
   /// The three facts, reading mountinfo once.
-  func facts() -> (root: PostureFact, home: PostureFact, swap: PostureFact) {
+  package func facts() -> (root: PostureFact, home: PostureFact, swap: PostureFact) {
     guard let text = system.readText("/proc/self/mountinfo") else {
       let fact = PostureFact.unknown("/proc/self/mountinfo cannot be read")
       return (fact, fact, swap(StorageEncryption(system: system, mounts: [])))

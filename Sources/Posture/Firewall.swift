@@ -9,14 +9,18 @@ import Collectors
 /// `iptables -S`, needs CAP_NET_ADMIN), whether a service's start succeeded this boot (systemd's
 /// answer comes over D-Bus, not from a file), or a firewall loaded some other way (a script, a
 /// container runtime's rules).
-struct Firewall {
+package struct Firewall {
   let system: SystemSource
+
+  package init(system: SystemSource) {
+    self.system = system
+  }
 
   /// The services, in the order they are named.
   static let services = ["ufw.service", "firewalld.service", "nftables.service", "netfilter-persistent.service", "iptables.service"]
   static let unitDirectories = ["/etc/systemd/system", "/run/systemd/system"]
 
-  func fact() -> PostureFact {
+  package func fact() -> PostureFact {
     let limit = "the rules in force are not read (that needs CAP_NET_ADMIN)"
     var enabled: [String] = []
     var notes: [String] = []

@@ -8,10 +8,15 @@ import Collectors
 ///
 /// What it does not say: whether updates are pending (that needs the repositories' indexes),
 /// nor whether the change that touched the database was an upgrade at all.
-struct Freshness {
+package struct Freshness {
   let system: SystemSource
   /// Seconds since the epoch, now.
   let now: Int64
+
+  package init(system: SystemSource, now: Int64) {
+    self.system = system
+    self.now = now
+  }
 
   static let packageDatabases = [
     ("/var/lib/dpkg/status", "dpkg"), ("/usr/lib/sysimage/rpm/rpmdb.sqlite", "rpm"), ("/var/lib/rpm/rpmdb.sqlite", "rpm"),
@@ -25,7 +30,7 @@ struct Freshness {
     return PostureFact(.string(release), "/proc/sys/kernel/osrelease: the running kernel")
   }
 
-  func packageAge() -> PostureFact {
+  package func packageAge() -> PostureFact {
     for (path, manager) in Self.packageDatabases {
       guard let modified = system.modificationTime(path) else { continue }
       guard modified <= now + 300 else {

@@ -10,13 +10,13 @@
 /// a spare byte, and a pointer to the value. An item's full name is its parent's name followed
 /// by its own key ("/" + "org/" + "gnome/" + … + "lock-enabled"), so the table is read by walking
 /// the items rather than by hashing.
-struct GVDBFile {
-  enum Failure: Error, Equatable, CustomStringConvertible {
+package struct GVDBFile {
+  package enum Failure: Error, Equatable, CustomStringConvertible {
     case notGVDB
     case bigEndian
     case malformed(String)
 
-    var description: String {
+    package var description: String {
       switch self {
       case .notGVDB: "not a GVDB file (no \"GVariant\" signature)"
       case .bigEndian: "a big-endian GVDB file, which fr-profile does not read"
@@ -36,7 +36,7 @@ struct GVDBFile {
   /// The root table's items by full name.
   let items: [String: Item]
 
-  init(_ bytes: [UInt8]) throws(Failure) {
+  package init(_ bytes: [UInt8]) throws(Failure) {
     self.bytes = bytes
     guard bytes.count >= 24 else { throw .notGVDB }
     if Array(bytes[0..<8]) == Array("raVGtnai".utf8) { throw .bigEndian }
@@ -102,13 +102,13 @@ struct GVDBFile {
   }
 
   /// The value stored under `key` ("/org/gnome/desktop/screensaver/lock-enabled"), or nil.
-  func value(_ key: String) -> GVariantValue? {
+  package func value(_ key: String) -> GVariantValue? {
     guard let item = items[key], item.type == UInt8(ascii: "v") else { return nil }
     return GVariantValue(variant: Array(bytes[item.value]))
   }
 
   /// The keys a system database locks (its ".locks" table), or none.
-  func locks() -> Set<String> {
+  package func locks() -> Set<String> {
     guard let item = items[".locks"], item.type == UInt8(ascii: "H"), let table = try? Self.table(bytes, item.value) else { return [] }
     return Set(table.keys)
   }
@@ -116,7 +116,7 @@ struct GVDBFile {
 
 /// A serialized GVariant of type "v" (the value's bytes, a zero byte, the value's type string),
 /// decoded for the types the screen-lock keys use.
-enum GVariantValue: Equatable {
+package enum GVariantValue: Equatable {
   case boolean(Bool)
   case uint32(UInt32)
   case int32(Int32)

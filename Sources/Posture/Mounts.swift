@@ -58,6 +58,11 @@ public struct SwapArea: Sendable, Equatable {
   public var path: String
   /// "partition" or "file".
   public var type: String
+
+  package init(path: String, type: String) {
+    self.path = path
+    self.type = type
+  }
 }
 
 /// Parses /proc/swaps (a header line, then one area per line; paths escape white space octally).

@@ -13,8 +13,12 @@ import ProfileJSON
 /// What it does not say: whether existing passwords meet the policy (their hashes in
 /// /etc/shadow are root's, and a hash tells no length), nor policies outside PAM (a directory
 /// service's own, SSSD's).
-struct PasswordQuality {
+package struct PasswordQuality {
   let system: SystemSource
+
+  package init(system: SystemSource) {
+    self.system = system
+  }
 
   static let modules = ["pam_pwquality.so", "pam_cracklib.so", "pam_passwdqc.so"]
 
@@ -26,7 +30,7 @@ struct PasswordQuality {
     var file: String
   }
 
-  func fact() -> PostureFact {
+  package func fact() -> PostureFact {
     guard system.exists("/etc/pam.d/passwd") else {
       return .unknown("/etc/pam.d/passwd does not exist: passwords are not changed through PAM's passwd service here")
     }

@@ -27,13 +27,18 @@ import ProfileJSON
 ///
 /// It says what the settings ask for; it cannot see an application inhibiting idleness (a video
 /// player), nor a session that is not GNOME or KDE (unknown, said).
-struct ScreenLock {
+package struct ScreenLock {
   let system: SystemSource
   let uid: UInt32
 
+  package init(system: SystemSource, uid: UInt32) {
+    self.system = system
+    self.uid = uid
+  }
+
   static let schemaDirectory = "/usr/share/glib-2.0/schemas"
 
-  func fact() -> PostureFact {
+  package func fact() -> PostureFact {
     guard let desktop = desktop() else {
       return .unknown(
         "uid \(uid) has no graphical session (no x11 or wayland session in /run/systemd/sessions, and XDG_CURRENT_DESKTOP is unset): there is no desktop whose screen could lock"

@@ -5,14 +5,18 @@ import Collectors
 /// value; SecureBoot and SetupMode are one byte, 1 or 0 (UEFI 2.10 §3.3, "Globally Defined
 /// Variables"). shim's MokSBStateRT, when present and 1, says shim was told not to verify what
 /// it boots (`mokutil --disable-validation`): the firmware checks shim, shim checks nothing.
-struct SecureBoot {
+package struct SecureBoot {
   let system: SystemSource
+
+  package init(system: SystemSource) {
+    self.system = system
+  }
 
   static let globalVariable = "8be4df61-93ca-11d2-aa0d-00e098032b8c"
   static let shimVariable = "605dab50-e046-4300-abb6-3dd810dd8b23"
   static let efivars = "/sys/firmware/efi/efivars"
 
-  func facts() -> (enabled: PostureFact, setupMode: PostureFact) {
+  package func facts() -> (enabled: PostureFact, setupMode: PostureFact) {
     if let missing = withoutEFI() {
       let mode: PostureFact =
         missing.isUnknown ? missing : .holds(false, "no UEFI firmware started the kernel (no /sys/firmware/efi), so there is no Setup Mode")

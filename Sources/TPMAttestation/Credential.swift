@@ -61,7 +61,7 @@ public enum CredentialChallenge {
   }
 
   /// KDFa (SP 800-108 counter mode with HMAC-SHA-256): `bits` of output.
-  static func kdfa(_ key: [UInt8], label: String, contextU: [UInt8], contextV: [UInt8], bits: Int) -> [UInt8] {
+  package static func kdfa(_ key: [UInt8], label: String, contextU: [UInt8], contextV: [UInt8], bits: Int) -> [UInt8] {
     var output: [UInt8] = []
     var counter: UInt32 = 1
     while output.count * 8 < bits {
@@ -73,7 +73,7 @@ public enum CredentialChallenge {
   }
 
   /// KDFe (SP 800-56A concatenation KDF with SHA-256) for 256 bits: one block.
-  static func kdfe(_ z: [UInt8], label: String, partyU: [UInt8], partyV: [UInt8]) -> [UInt8] {
+  package static func kdfe(_ z: [UInt8], label: String, partyU: [UInt8], partyV: [UInt8]) -> [UInt8] {
     Array(SHA256.hash(data: bigEndian(UInt32(1)) + z + Array(label.utf8) + [0] + partyU + partyV))
   }
 

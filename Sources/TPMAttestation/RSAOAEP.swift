@@ -7,10 +7,10 @@ import TPMProtocol
 /// exposes no raw RSA; the modular exponentiation is `PublicExponentiation` below (a big-number
 /// library would bring full Foundation into fr-profile, whose `attest` commands link this
 /// target). Public data only: no constant-time concern.
-enum RSAOAEP {
+package enum RSAOAEP {
   static let hashLength = 32
 
-  static func encrypt(_ message: [UInt8], modulus: [UInt8], exponent: UInt32, label: [UInt8]) throws(AttestationError) -> [UInt8] {
+  package static func encrypt(_ message: [UInt8], modulus: [UInt8], exponent: UInt32, label: [UInt8]) throws(AttestationError) -> [UInt8] {
     let modulus = Array(modulus.drop { $0 == 0 })
     let k = modulus.count
     guard k >= 128, message.count <= k - 2 * hashLength - 2 else { throw .unsupported("an RSA key too small for the seed") }

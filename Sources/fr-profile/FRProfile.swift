@@ -3,8 +3,8 @@ import Collectors
 import ProfileCLI
 
 @main
-struct FRProfile: ParsableCommand {
-  static let configuration = CommandConfiguration(
+package struct FRProfile: ParsableCommand {
+  package static let configuration = CommandConfiguration(
     commandName: "fr-profile",
     abstract: "A Linux device-profiling client for PingAM / ForgeRock journeys.",
     discussion: """
@@ -37,6 +37,8 @@ struct FRProfile: ParsableCommand {
       Policy.self, Attest.self, Token.self, Logout.self,
     ]
   )
+
+  package init() {}
 
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,7 +1,6 @@
+import Collectors
 import ProfileJSON
 import Testing
-
-@testable import Collectors
 
 private func bluetooth(_ devices: [UdevDevice]) -> JSON? {
   BluetoothCollector().collect(

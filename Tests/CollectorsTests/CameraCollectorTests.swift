@@ -1,7 +1,6 @@
+import Collectors
 import ProfileJSON
 import Testing
-
-@testable import Collectors
 
 private let usb = "/sys/devices/pci0000:00/0000:00:14.0/usb3"
 

@@ -1,8 +1,7 @@
+import Collectors
+import DeviceIdentity
 import SystemCalls
 import Testing
-
-@testable import Collectors
-@testable import DeviceIdentity
 
 #if canImport(Glibc)
   import Glibc

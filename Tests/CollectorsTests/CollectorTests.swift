@@ -1,9 +1,8 @@
+import Collectors
 import Foundation
 import ProfileJSON
 import TestSupport
 import Testing
-
-@testable import Collectors
 
 @Suite(.timeLimit(.minutes(10))) struct PlatformCollectorTests {
   @Test func laptopPlatformFromDMIAndEtc() {

@@ -1,10 +1,9 @@
+import Collectors
 import Foundation
 import ProfileJSON
 import Synchronization
 import TestSupport
 import Testing
-
-@testable import Collectors
 
 /// Embedders (and the iOS SDK's design) run collectors concurrently over one context: the shared
 /// facts and the diagnostics must hold up, and the result must equal a sequential collection.

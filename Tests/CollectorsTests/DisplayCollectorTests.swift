@@ -1,7 +1,6 @@
+import Collectors
 import ProfileJSON
 import Testing
-
-@testable import Collectors
 
 private let gpu = "/sys/devices/pci0000:00/0000:00:02.0/drm/card0"
 

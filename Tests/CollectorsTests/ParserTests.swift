@@ -1,6 +1,5 @@
+import Collectors
 import Testing
-
-@testable import Collectors
 
 @Suite(.timeLimit(.minutes(10))) struct KeyValueFileTests {
   @Test func parsesOSReleaseQuotingAndComments() {

@@ -1,8 +1,7 @@
+import Collectors
 import Foundation
 import ProfileJSON
 import TestSupport
-
-@testable import Collectors
 
 /// The recorded machine trees under Fixtures/machines.
 extension FixtureMachine {

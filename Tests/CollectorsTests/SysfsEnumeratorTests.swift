@@ -1,7 +1,6 @@
+import Collectors
 import ProfileJSON
 import Testing
-
-@testable import Collectors
 
 private let laptop = SystemSource(root: fixturePath("udev-laptop"), environment: [:])
 

@@ -1,8 +1,7 @@
+import Collectors
 import Foundation
 import TestSupport
 import Testing
-
-@testable import Collectors
 
 /// Each detector fires on a tree that should trigger it and stays silent on the clean laptop.
 @Suite(.timeLimit(.minutes(10))) struct TamperDetectorTests {

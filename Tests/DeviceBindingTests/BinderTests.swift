@@ -1,10 +1,9 @@
 import Collectors
+import DeviceBinding
 import Foundation
 import Journey
 import ProfileJSON
 import Testing
-
-@testable import DeviceBinding
 
 @Suite(.timeLimit(.minutes(10))) struct BindingJWSTests {
   @Test func bindingJWSCarriesTheHeaderAndClaimsAMVerifies() async throws {

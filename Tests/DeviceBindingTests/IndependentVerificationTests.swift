@@ -1,9 +1,8 @@
+import DeviceBinding
 import Foundation
 import ProfileJSON
 import TestSupport
 import Testing
-
-@testable import DeviceBinding
 
 /// The JWS encoder is our own (JWS.swift), so an implementation we did not write checks what it
 /// makes: PyJWT with `cryptography` (Debian python3-jwt, installed by `make test`) verifies the

@@ -1,7 +1,6 @@
+import DeviceBinding
 import Foundation
 import Testing
-
-@testable import DeviceBinding
 
 @Suite(.timeLimit(.minutes(10))) struct PINPolicyTests {
   @Test("HID's example policy: exactly 6 to 10 digits, nothing else")

@@ -1,8 +1,7 @@
+import DeviceBinding
 import Foundation
 import ProfileJSON
 import Testing
-
-@testable import DeviceBinding
 
 @Suite(.timeLimit(.minutes(10))) struct PolicyTests {
   @Test func deviceTamperingBreachesAboveTheScore() async throws {

@@ -1,7 +1,6 @@
+import DeviceBinding
 import Foundation
 import Testing
-
-@testable import DeviceBinding
 
 @Suite(.timeLimit(.minutes(10))) struct FileStoreTests {
   func withStore(_ body: (FileUserKeyStore, String) async throws -> Void) async throws {

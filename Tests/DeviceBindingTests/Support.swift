@@ -1,10 +1,9 @@
 import Collectors
 import Crypto
+import DeviceBinding
 import Foundation
 import Journey
 import ProfileJSON
-
-@testable import DeviceBinding
 
 /// A binding request as AM's node sends it (reference/binding/authenticate-device-binding.json).
 func bindingRequest(

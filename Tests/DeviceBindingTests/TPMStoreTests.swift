@@ -1,12 +1,11 @@
 import Collectors
+import DeviceBinding
 import Foundation
 import Journey
 import ProfileJSON
 import TPMKeys
 import TestSupport
 import Testing
-
-@testable import DeviceBinding
 
 /// Binding and signing with keys inside a TPM (swtpm, one per test), records in the file store.
 @Suite(.timeLimit(.minutes(10))) struct TPMStoreTests {

@@ -1,9 +1,8 @@
+import Collectors
+import DeviceIdentity
 import Foundation
 import TestSupport
 import Testing
-
-@testable import Collectors
-@testable import DeviceIdentity
 
 /// The state directory primitive and the key store's hardening (issue 11, items 1–6).
 @Suite(.timeLimit(.minutes(10))) struct StateDirectoryTests {

@@ -1,9 +1,8 @@
+import Collectors
+import DeviceIdentity
 import Foundation
 import TestSupport
 import Testing
-
-@testable import Collectors
-@testable import DeviceIdentity
 
 @Suite(.timeLimit(.minutes(10))) struct DeviceIdentifierTests {
   // A P-256 public key (SubjectPublicKeyInfo DER); expected digests computed independently with

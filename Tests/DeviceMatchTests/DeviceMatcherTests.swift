@@ -1,7 +1,6 @@
+import DeviceMatch
 import ProfileJSON
 import Testing
-
-@testable import DeviceMatch
 
 /// The script's decision over stored profiles (src/index.js) and the config.
 @Suite(.timeLimit(.minutes(10))) struct DeviceMatcherTests {

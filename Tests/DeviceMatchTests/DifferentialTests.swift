@@ -1,8 +1,7 @@
+import DeviceMatch
 import ProfileJSON
 import TestSupport
 import Testing
-
-@testable import DeviceMatch
 
 #if canImport(Glibc)
   import Glibc

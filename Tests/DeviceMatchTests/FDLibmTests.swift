@@ -1,6 +1,5 @@
+import DeviceMatch
 import Testing
-
-@testable import DeviceMatch
 
 /// geolib's distance must use the engine's trigonometry: V8's Math.sin/cos/acos are fdlibm,
 /// which differs from glibc in the last bit for a few percent of arguments.

@@ -1,7 +1,6 @@
+import DeviceMatch
 import ProfileJSON
 import Testing
-
-@testable import DeviceMatch
 
 /// The specialised replay path must give the general path's answer whenever it answers.
 @Suite(.timeLimit(.minutes(10))) struct FastMatcherTests {

@@ -1,7 +1,6 @@
+import DeviceMatch
 import ProfileJSON
 import Testing
-
-@testable import DeviceMatch
 
 /// geolib getDistance as the script uses it (src/location.js).
 @Suite(.timeLimit(.minutes(10))) struct LocationRuleTests {

@@ -1,7 +1,6 @@
+import DeviceMatch
 import ProfileJSON
 import Testing
-
-@testable import DeviceMatch
 
 /// The metadata rules of the script (src/metadata.js, src/utils.js), one behaviour each.
 @Suite(.timeLimit(.minutes(10))) struct MetadataRuleTests {

@@ -1,7 +1,6 @@
+import DeviceMatch
 import ProfileJSON
 import Testing
-
-@testable import DeviceMatch
 
 #if canImport(Glibc)
   import Glibc

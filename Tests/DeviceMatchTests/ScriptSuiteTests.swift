@@ -1,7 +1,6 @@
+import DeviceMatch
 import ProfileJSON
 import Testing
-
-@testable import DeviceMatch
 
 /// The device-match script's own test suite (test/src/*.test.js, test/dist/script.test.js),
 /// one Swift test per case, named as in the original.

@@ -1,7 +1,6 @@
 import ArgumentParser
+import ProfileCLI
 import Testing
-
-@testable import ProfileCLI
 
 /// The transport rule of every command that sends a credential to AM (issue 19).
 @Suite(.timeLimit(.minutes(10))) struct AMServerURLTests {

@@ -1,9 +1,8 @@
 import Foundation
+import OAuthTokens
 import ProfileJSON
 import TestSupport
 import Testing
-
-@testable import OAuthTokens
 
 /// The ID token verifier against tokens PyJWT signed (make-id-tokens.py): RS256, PS256 and
 /// ES256 accepted, the claims' rules applied, and every shortcut refused.

@@ -1,6 +1,5 @@
+import OAuthTokens
 import Testing
-
-@testable import OAuthTokens
 
 @Suite(.timeLimit(.minutes(10)))
 struct PKCETests {

@@ -1,9 +1,8 @@
 import Collectors
 import Foundation
+import Posture
 import ProfileJSON
 import Testing
-
-@testable import Posture
 
 /// Tests/PostureTests/Fixtures/<layout>: recorded and reconstructed machine trees (README.md there).
 func layout(_ name: String) -> SystemSource {

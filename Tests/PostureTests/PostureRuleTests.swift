@@ -1,10 +1,9 @@
 import Collectors
 import Foundation
+import Posture
 import ProfileJSON
 import TestSupport
 import Testing
-
-@testable import Posture
 
 extension TemporaryTree {
   var system: SystemSource { SystemSource(root: root, environment: [:]) }

@@ -1,7 +1,6 @@
 import Foundation
+import ProfileJSON
 import Testing
-
-@testable import ProfileJSON
 
 @Suite(.timeLimit(.minutes(10))) struct Base64URLTests {
   @Test func roundTripsEveryLength() {

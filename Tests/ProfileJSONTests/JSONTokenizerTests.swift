@@ -1,6 +1,5 @@
+@_spi(JSONTokenizer) import ProfileJSON
 import Testing
-
-@_spi(JSONTokenizer) @testable import ProfileJSON
 
 /// The shared tokenizer: tokens, extents over split input, positions, and JavaScript equality.
 @Suite(.timeLimit(.minutes(10))) struct JSONTokenizerTests {

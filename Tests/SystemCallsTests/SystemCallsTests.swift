@@ -1,7 +1,6 @@
 import Foundation
+import SystemCalls
 import Testing
-
-@testable import SystemCalls
 
 /// Times SIGUSR1 reached its handler (a no-op but for this count).
 nonisolated(unsafe) private var interruptions = 0

@@ -2,10 +2,9 @@ import Crypto
 import CryptoExtras
 import Foundation
 import ProfileJSON
+import TPMAttestation
 import TestSupport
 import Testing
-
-@testable import TPMAttestation
 
 /// Issue 29: the verifier's hand-written crypto judged without swtpm, by implementations the
 /// project did not write — swift-crypto's RSA-OAEP decryption (BoringSSL), OpenSSL's with a

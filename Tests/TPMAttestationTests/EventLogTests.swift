@@ -1,9 +1,8 @@
 import Crypto
 import Foundation
+import TPMAttestation
 import TestSupport
 import Testing
-
-@testable import TPMAttestation
 
 /// The event log parser, its replay and the Secure Boot state read from replayed PCR 7, on logs
 /// built in code; replays judged by tpm2-tools' `tpm2_eventlog`.

@@ -1,8 +1,7 @@
 import Foundation
 import ProfileJSON
+import TPMAttestation
 import Testing
-
-@testable import TPMAttestation
 
 /// Real firmware event logs from google/go-attestation's testdata (Fixtures/eventlogs/README.md):
 /// parsed, replayed against the PCR values go-attestation's tests give for them, and against

@@ -2,10 +2,9 @@ import Crypto
 import CryptoExtras
 import Foundation
 import ProfileJSON
+import TPMAttestation
 import Testing
 import X509
-
-@testable import TPMAttestation
 
 /// The verifier on documents a manufactured swtpm produced once (Fixtures/recorded, made by
 /// Fixtures/record-evidence.sh): its checks run on every machine, with no TPM and no swtpm.

@@ -56,7 +56,7 @@ public struct SysfsEnumerator: DeviceEnumerating {
 /// The name of a device's file in the udev database (`/run/udev/data`), as systemd forms it:
 /// "c81:0" / "b8:0" for character / block devices, "n2" for network interfaces, else
 /// "+<subsystem>:<sysname>".
-func udevDatabaseID(sysname: String, subsystem: String, uevent: [String: String]) -> String {
+package func udevDatabaseID(sysname: String, subsystem: String, uevent: [String: String]) -> String {
   if let major = uevent["MAJOR"], let minor = uevent["MINOR"], major != "0" || minor != "0" {
     return (subsystem == "block" ? "b" : "c") + major + ":" + minor
   }
@@ -79,7 +79,7 @@ func parseKeyValueLines(_ text: String) -> [String: String] {
 }
 
 /// `target` (a symbolic link's content) as an absolute path, with "." and ".." removed.
-func resolvePath(_ target: String, relativeTo directory: String) -> String {
+package func resolvePath(_ target: String, relativeTo directory: String) -> String {
   let joined = target.hasPrefix("/") ? target : directory + "/" + target
   var parts: [Substring] = []
   for part in joined.split(separator: "/") {

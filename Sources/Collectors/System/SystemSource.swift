@@ -116,6 +116,14 @@ public struct SystemSource: Sendable {
     public var uid: UInt32
     public var gid: UInt32
     public var size: Int64
+
+    package init(mode: UInt32, uid: UInt32, gid: UInt32, size: Int64) {
+      self.mode = mode
+      self.uid = uid
+      self.gid = gid
+      self.size = size
+    }
+
     public var isDirectory: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
     public var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
     public var isSymbolicLink: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFLNK) }

@@ -6,7 +6,7 @@ public struct SecureBootDetector: TamperDetector {
   public let name = "secureBoot"
   public init() {}
 
-  static let variable = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+  package static let variable = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
   public func analyze(_ context: CollectionContext) -> TamperFinding {
     // efivarfs files hold 4 bytes of attributes, then the value: one byte, 1 = enabled.

@@ -335,7 +335,7 @@ package struct ReplayTotals {
 
   package init() {}
 
-  mutating func count(_ result: MatchResult) {
+  package mutating func count(_ result: MatchResult) {
     outcomes[result.outcome, default: 0] += 1
     guard let metadata = result.metadata else { return }
     add(metadata.mismatches.map { $0.key ?? "undefined" })

@@ -10,8 +10,10 @@ import ProfileJSON
 #endif
 
 extension FRProfile {
-  struct Collect: ParsableCommand {
-    static let configuration = CommandConfiguration(
+  package struct Collect: ParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
       abstract: "Print this machine's device profile.",
       discussion: """
         The profile has the shape a PingAM Device Profile Collector node receives from the \
@@ -40,17 +42,17 @@ extension FRProfile {
 
     @OptionGroup(title: "Output Options") var format: OutputOptions
 
-    var request: CollectRequest {
+    package var request: CollectRequest {
       CollectRequest(
         settings: options.settings, noMetadata: noMetadata, location: location, pretty: format.pretty,
         compact: format.compact, output: format.output)
     }
 
-    func validate() throws {
+    package func validate() throws {
       if let problem = request.problem { throw ValidationError(problem) }
     }
 
-    func run() throws {
+    package func run() throws {
       try request.perform()
     }
   }
@@ -58,7 +60,7 @@ extension FRProfile {
 
 /// A parsed `collect` invocation: what ArgumentParser produces, and what the start-up fast
 /// path (`FastCollect`) produces for the common invocations.
-struct CollectRequest: Equatable {
+package struct CollectRequest: Equatable {
   var settings = ProfileSettings()
   var noMetadata = false
   var location = false

@@ -8,9 +8,9 @@ import ProfileCLI
 /// hands anything else — help, unknown or malformed options, invalid combinations — to
 /// ArgumentParser, which then parses and reports exactly as it always does. A test checks that
 /// both parsers produce the same `CollectRequest` for every invocation the fast path accepts.
-enum FastCollect {
+package enum FastCollect {
   /// The request for `arguments` (without the program name), or nil to use ArgumentParser.
-  static func parse(_ arguments: [String]) -> CollectRequest? {
+  package static func parse(_ arguments: [String]) -> CollectRequest? {
     guard arguments.first == "collect" else { return nil }
     var request = CollectRequest()
     var index = 1
