@@ -156,7 +156,7 @@ build: deps-build
 # The fuzz build (trait Fuzzing) reuses the debug build's scratch path, so it comes after
 # everything that runs the debug test build.
 # Each phase is timed (scripts/timed.sh) and the times are printed at the end: CI's output says
-# where its minutes went (wall clock and CPU seconds per phase). On CI's two cores the work is ~36 CPU-minutes, and no phase alone keeps
+# where its minutes went (wall clock and CPU seconds per phase). On CI's two cores the work is ~34 CPU-minutes, and no phase alone keeps
 # both cores busy (the test suite waits on swtpm, Java and servers; a release build is mostly one
 # whole-module job at a time, then a link; debootstrap waits on the mirror), so phases run side
 # by side (make -j3): the Debian roots of check-distros from the start; after the debug build,

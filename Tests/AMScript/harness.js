@@ -5,6 +5,9 @@
  *
  *   java -cp rhino.jar:STUBS org.mozilla.javascript.tools.shell.Main harness.js SCRIPT CONTEXT
  *
+ * (The tests run it through server/AMScriptServer.java, one JVM for all their runs, each in a
+ * new shell global: the same as the command above, without a JVM start per run.)
+ *
  * CONTEXT is JSON: {"sharedState":{…},"transientState":{…},"callbacks":[{"id":…,"value":…}],
  * "config":{…},"posturePolicy":{…}} (config becomes FR_TPM_ATTESTATION_CONFIG, posturePolicy
  * FR_POSTURE_POLICY). Prints the node's result as JSON:
