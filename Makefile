@@ -156,15 +156,17 @@ build: deps-build
 # The fuzz build (trait Fuzzing) reuses the debug build's scratch path, so it comes after
 # everything that runs the debug test build.
 # Each phase is timed (scripts/timed.sh) and the times are printed at the end: CI's output says
-# where its minutes went (wall clock and CPU seconds per phase). On CI's two cores the work is ~34 CPU-minutes, and no phase alone keeps
-# both cores busy (the test suite waits on swtpm, Java and servers; a release build is mostly one
-# whole-module job at a time, then a link; debootstrap waits on the mirror), so phases run side
-# by side (make -j3): the Debian roots of check-distros from the start; after the debug build,
-# the suite (then the fuzz seeds, then the fuzzers, two at a time, in the same scratch path)
+# where its minutes went (wall clock and CPU seconds per phase). On CI's two cores the work is
+# ~34 CPU-minutes, and no phase alone keeps both cores busy (the test suite waits on swtpm, Java
+# and servers; a release build is mostly one whole-module job at a time, then a link; debootstrap
+# waits on the mirror), so phases run side by side (make -j4): lint and the Debian roots of
+# check-distros from the start; after the debug build, the suite (then the fuzz seeds, then the
+# fuzzers, two at a time, in the same scratch path: `swift test` holds its lock while it runs)
 # beside the release build and the .deb's checks (two builds at once gain nothing: both are
 # CPU-bound); then check-installed beside check-distros. Every package any phase needs is
 # installed first (apt cannot run twice at once); both scratch paths resolve their dependencies
 # before the builds start (both write Package.resolved). Lines are prefixed with their phase.
+# Why two builds: docs/development.md "Why two builds, and what one would take".
 TIMES := $(OUT)/test-times
 TIMED := scripts/timed.sh $(TIMES)
 test:
