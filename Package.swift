@@ -56,8 +56,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
   ],
   targets: [
-    .executableTarget(
-      name: "fr-profile",
+    // The commands: everything `fr-profile` does, behind its one-line main (Sources/fr-profile).
+    .target(
+      name: "FRProfileCommands",
       dependencies: [
         "Collectors",
         "DeviceBinding",
@@ -79,7 +80,11 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
-      ],
+      ]
+    ),
+    .executableTarget(
+      name: "fr-profile",
+      dependencies: ["FRProfileCommands"],
       // `make release` (trait SymbolOrdering): linked by lld with the functions and data collect
       // touches next to each other (bench/README.md). The C runtime stays dynamic.
       linkerSettings: [
@@ -257,7 +262,7 @@ let package = Package(
     ),
     .testTarget(name: "JourneyTests", dependencies: ["Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON"]),
     // The executable's own logic (the collect fast path against ArgumentParser).
-    .testTarget(name: "FRProfileTests", dependencies: ["fr-profile", "ProfileCLI"]),
+    .testTarget(name: "FRProfileTests", dependencies: ["FRProfileCommands", "ProfileCLI"]),
     // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
     .target(name: "DeviceMatch", dependencies: ["ProfileJSON", "SystemCalls"], swiftSettings: fuzzed),
     .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON", "TestSupport"]),

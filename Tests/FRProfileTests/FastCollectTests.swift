@@ -1,5 +1,5 @@
+import FRProfileCommands
 import Testing
-import fr_profile
 
 /// The `collect` fast path must agree with ArgumentParser on everything it accepts, and leave
 /// everything else (errors, help, odd spellings) to ArgumentParser.

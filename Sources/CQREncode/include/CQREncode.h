@@ -1,4 +1,4 @@
-// libqrencode for Sources/fr-profile/Support/QRCode.swift (the only importer), loaded with dlopen
+// libqrencode for Sources/FRProfileCommands/Support/QRCode.swift (the only importer), loaded with dlopen
 // when a journey shows an MFA registration URI, as Sources/CCurl does for libcurl: nothing else
 // maps it, and without it the URI is shown as text alone. qrencode.h supplies the types; each
 // frp_QRcode_* calls the function of the same name. Call frp_qrencode_load first.

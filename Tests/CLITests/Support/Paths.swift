@@ -24,7 +24,7 @@ func fileMode(_ path: String) -> mode_t {
 }
 
 /// The debug build's PAM test seam: the directory of PAM services the binary uses instead of
-/// /etc/pam.d (Sources/fr-profile/Support/BindingSetup.swift). The release binary has no such
+/// /etc/pam.d (Sources/FRProfileCommands/Support/BindingSetup.swift). The release binary has no such
 /// seam; tests that must run against it (check-installed) use `withPAMServices` instead.
 let pamConfigurationVariable = "FR_PROFILE_TEST_PAM_CONFDIR"
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import Collectors
 import ProfileCLI
 
-@main
 package struct FRProfile: ParsableCommand {
   package static let configuration = CommandConfiguration(
     commandName: "fr-profile",
@@ -40,7 +39,7 @@ package struct FRProfile: ParsableCommand {
 
   package init() {}
 
-  static func main() {
+  package static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if let request = FastCollect.parse(arguments) {
       do {
