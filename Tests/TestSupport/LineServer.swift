@@ -57,7 +57,7 @@ public final class LineServer: Sendable {
     guard pipe2(&input, O_CLOEXEC) == 0, pipe2(&output, O_CLOEXEC) == 0 else {
       throw Failure(description: "pipe2: \(String(cString: strerror(errno)))")
     }
-    let log = open(errorLog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    let log = open(errorLog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
     defer {
       close(input[0])
       close(output[1])
