@@ -45,7 +45,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 # The release binary: one executable, dynamically linked against the C runtime only (libc, libm;
 # libstdc++ and libgcc are linked in statically through a linker script on the -L path), with the
-# Swift runtime linked in (--static-swift-stdlib). libudev, libcurl, libtss2 and libpam are loaded
+# Swift runtime linked in (-static-stdlib). libudev, libcurl, libtss2 and libpam are loaded
 # with dlopen by the command that needs them (Sources/CUdev, CCurl, CTSS2, CPAM), so the .deb
 # Depends on libc6 alone and one .deb installs on Debian 12 and 13 (docs/install.md).
 # -no-pie: a position-independent binary makes the dynamic loader apply 57,462 relative
@@ -62,10 +62,15 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 # puts every Swift function in a section of its own, as C's -ffunction-sections does, so the
 # ordering file can move them. It moves code, never changes it: bench/release-golden.sh (run by
 # `make check-deb`, so by `make test`, and by `make bench`) compares the output byte for byte.
-RELEASE_FLAGS := -c release --traits SymbolOrdering --scratch-path $(OUT) --static-swift-stdlib \
-  --disable-local-rpath -Xswiftc -Xfrontend -Xswiftc -function-sections \
-  -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xswiftc -Xclang-linker -Xswiftc -no-pie \
-  -Xlinker -L$(CURDIR)/$(OUT)/stdcxx -Xlinker $(COMMIT_OBJECT) -Xlinker --no-export-dynamic --product fr-profile
+# Only compile flags are on the command line; every link flag above is a linker setting of the
+# fr-profile target in Package.swift (release, trait SymbolOrdering; the linker script and the
+# commit object are made by release-inputs). So `make test` builds the suite with BUILD_RELEASE
+# in the same scratch path and shares every object with the shipped binary: one build of the
+# package, not a debug and a release one (docs/development.md "One build").
+BUILD_RELEASE := -c release --traits SymbolOrdering --scratch-path $(OUT) --disable-local-rpath \
+  -Xswiftc -Xfrontend -Xswiftc -function-sections
+RELEASE_FLAGS := $(BUILD_RELEASE) --product fr-profile
+BIN_DIR := $(OUT)/release
 
 # The toolchain's swift-format with the repo's .swift-format; `swift format --in-place --recursive
 # Sources Tests Fuzz Package.swift` fixes what it reports.
@@ -80,24 +85,27 @@ lint:
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
   check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros \
-  check-installed-only test-lint deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
+  check-installed-only test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (docs/development.md "Fuzzing"): `make fuzz` runs each for
 # FUZZ_SECONDS; `make test` replays the seed corpus and runs each for FUZZ_TEST_SECONDS. The trait
 # Fuzzing compiles our targets with -sanitize=fuzzer,address (Package.swift); the dependencies keep
-# the objects of the ordinary build of the same configuration, so BoringSSL is not compiled again.
-# FUZZ_CONFIGURATION=release fuzzes optimised code (more runs per second) in a scratch path of its own.
+# the objects of the ordinary build of the same configuration and flags, so BoringSSL is not
+# compiled again. Release (the default) fuzzes in $(OUT), beside `make release` and `make test`'s
+# build, whose objects of our modules it replaces (a later `make release` compiles them back);
+# FUZZ_CONFIGURATION=debug fuzzes beside `make build` in .build.
 FUZZ_TARGETS := fuzz-json fuzz-replay fuzz-stored-reader fuzz-device-matcher fuzz-journey-step fuzz-callback-answerer fuzz-tpm-wire fuzz-event-log
 FUZZ_SECONDS ?= 600
 FUZZ_TEST_SECONDS ?= 10
-FUZZ_CONFIGURATION ?= debug
+FUZZ_CONFIGURATION ?= release
 # Targets fuzzed at once (one core each).
 FUZZ_JOBS ?= 1
-FUZZ_SCRATCH := $(if $(filter release,$(FUZZ_CONFIGURATION)),.build-fuzz,.build)
-# Nothing on the command line but the trait: a -Xswiftc flag would change every compile job and
-# rebuild the Swift dependencies too (Package.swift links the fuzz targets with lld).
-FUZZ_FLAGS := -c $(FUZZ_CONFIGURATION) --scratch-path $(FUZZ_SCRATCH) --traits Fuzzing
+# Nothing on the command line but the trait and the flags of the ordinary build: another -Xswiftc
+# flag would change every compile job and rebuild the Swift dependencies too (Package.swift links
+# the fuzz targets with lld).
+FUZZ_FLAGS := $(if $(filter release,$(FUZZ_CONFIGURATION)),$(subst SymbolOrdering,Fuzzing,$(BUILD_RELEASE)),-c debug --traits Fuzzing)
+FUZZ_BIN := $(if $(filter release,$(FUZZ_CONFIGURATION)),$(BIN_DIR),.build/debug)
 
 define ensure_packages
 	@missing=""; for p in $(1); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -138,60 +146,65 @@ STATE_DIR ?= $(CURDIR)/$(OUT)/run-state
 run: release
 	FR_PROFILE_HOME="$(STATE_DIR)" $(BIN) collect $(ARGS)
 
-release: deps-build
+release: release-inputs
+	$(if $(RELEASE_BUILT),@echo "release: $(BIN) is the one make test built",$(SWIFT) build $(RELEASE_FLAGS))
+
+# What fr-profile's release linker settings name (Package.swift): the linker script that links
+# libstdc++ statically and the object holding the commit. SwiftPM tracks neither, nor the
+# ordering file: a new one removes the binary so that it is linked again.
+release-inputs: deps-build
 	@mkdir -p $(OUT)/stdcxx
 	@echo "INPUT($$(gcc -print-file-name=libstdc++.a))" > $(OUT)/stdcxx/libstdc++.so
 	@printf 'const char fr_profile_build_commit[] = "%s";\n' '$(COMMIT)' > $(OUT)/build-commit.c.new
 	@if ! cmp -s $(OUT)/build-commit.c.new $(OUT)/build-commit.c || [ ! -f $(COMMIT_OBJECT) ]; then \
 	  mv $(OUT)/build-commit.c.new $(OUT)/build-commit.c; gcc -c -o $(COMMIT_OBJECT) $(OUT)/build-commit.c; \
-	  rm -f $(OUT)/release/fr-profile; \
+	  rm -f $(BIN); \
 	fi
-	@# SwiftPM does not see the ordering file: a newer one must relink fr-profile.
 	@if [ bench/collect-order.txt -nt $(BIN) ]; then rm -f $(BIN); fi
-	$(SWIFT) build $(RELEASE_FLAGS)
 
 build: deps-build
 	$(SWIFT) build
 
-# The fuzz build (trait Fuzzing) reuses the debug build's scratch path, so it comes after
-# everything that runs the debug test build.
+# One build (docs/development.md "One build"): the suite, the fuzzers and the .deb all come from
+# the release build in $(OUT). The test build (BUILD_RELEASE --build-tests) links the shipped
+# fr-profile itself, so the .deb's release step builds nothing (RELEASE_BUILT); then the fuzz
+# build recompiles our modules with the trait Fuzzing there (not the dependencies). `swift test`
+# holds the scratch path's lock while it runs, so the fuzz build comes first, and the fuzzers
+# run beside the suite.
 # Each phase is timed (scripts/timed.sh) and the times are printed at the end: CI's output says
-# where its minutes went (wall clock and CPU seconds per phase). On CI's two cores the work is
-# ~34 CPU-minutes, and no phase alone keeps both cores busy (the test suite waits on swtpm, Java
-# and servers; a release build is mostly one whole-module job at a time, then a link; debootstrap
-# waits on the mirror), so phases run side by side (make -j4): lint and the Debian roots of
-# check-distros from the start; after the debug build, the suite (then the fuzz seeds, then the
-# fuzzers, two at a time, in the same scratch path: `swift test` holds its lock while it runs)
-# beside the release build and the .deb's checks (two builds at once gain nothing: both are
-# CPU-bound); then check-installed beside check-distros. Every package any phase needs is
-# installed first (apt cannot run twice at once); both scratch paths resolve their dependencies
-# before the builds start (both write Package.resolved). Lines are prefixed with their phase.
-# Why two builds: docs/development.md "Why two builds, and what one would take".
+# where its minutes went (wall clock and CPU seconds per phase). On CI's two cores no phase after
+# the build keeps both cores busy (the suite waits on swtpm, Java and servers; debootstrap waits
+# on the mirror), so phases run side by side (make -j4): lint and the Debian roots of
+# check-distros beside the build; after it the .deb's checks, the fuzz build, then the suite
+# beside the fuzzers; then check-installed beside check-distros. Every package any phase needs
+# is installed first (apt cannot run twice at once). Lines are prefixed with their phase.
 TIMES := $(OUT)/test-times
 TIMED := scripts/timed.sh $(TIMES)
 test:
 	@$(TIMED) --start
 	@$(TIMED) deps $(MAKE) --no-print-directory deps-test deps-deb-test deps-distros
 	@$(TIMED) resolve $(MAKE) --no-print-directory resolve
-	@$(MAKE) --no-print-directory -j4 test-lint test-suite test-package test-distro-roots
+	@$(MAKE) --no-print-directory -j4 test-lint test-suite test-fuzz test-package test-distro-roots
 	@$(MAKE) --no-print-directory -j2 test-installed test-distros
 	@$(TIMED) --summary
 
 resolve: deps-build
-	$(SWIFT) package resolve
 	$(SWIFT) package --scratch-path $(OUT) resolve
 
 # The phases of `make test` (not meant to be run alone).
 test-lint:
 	@$(TIMED) lint $(MAKE) --no-print-directory lint
-test-build:
-	@$(TIMED) build-tests $(SWIFT) build --build-tests
-test-suite: test-build
-	@$(TIMED) swift-test $(SWIFT) test --skip-build
+test-build: release-inputs
+	@$(TIMED) build-tests $(SWIFT) build $(BUILD_RELEASE) --build-tests
+test-fuzz-build: test-build
 	@$(TIMED) fuzz-replay-corpus $(MAKE) --no-print-directory fuzz-replay-corpus
-	@$(TIMED) fuzz $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_JOBS=2
+	@$(TIMED) fuzz-build $(MAKE) --no-print-directory fuzz-build
+test-suite: test-fuzz-build
+	@$(TIMED) swift-test $(SWIFT) test $(BUILD_RELEASE) --skip-build
+test-fuzz: test-fuzz-build
+	@$(TIMED) fuzz env FUZZ_JOBS=1 Fuzz/run.sh $(FUZZ_TEST_SECONDS) $(FUZZ_BIN) $(FUZZ_TARGETS)
 test-package: test-build
-	@$(TIMED) check-deb $(MAKE) --no-print-directory check-deb
+	@$(TIMED) check-deb $(MAKE) --no-print-directory check-deb RELEASE_BUILT=yes
 test-distro-roots:
 	@$(TIMED) distro-roots packaging/check-distros.sh --roots-only $(OUT)/distros $(DISTROS)
 test-installed:
@@ -199,15 +212,15 @@ test-installed:
 test-distros:
 	@$(TIMED) check-distros packaging/check-distros.sh $(DEB) $(OUT)/distros $(DISTROS)
 
-# Every seed and every past crash through each target, without sanitizers (the debug build).
+# Every seed and every past crash through each target, without sanitizers (the ordinary build).
 fuzz-replay-corpus:
-	@bin=$$($(SWIFT) build --show-bin-path); for t in $(FUZZ_TARGETS); do "$$bin/$$t" Fuzz/Corpus/$$t || exit 1; done
+	@for t in $(FUZZ_TARGETS); do "$(BIN_DIR)/$$t" Fuzz/Corpus/$$t || exit 1; done
 
-fuzz-build: deps-build
+fuzz-build: $(if $(filter release,$(FUZZ_CONFIGURATION)),release-inputs,deps-build)
 	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product $$t || exit 1; done
 
 fuzz: fuzz-build
-	FUZZ_JOBS=$(FUZZ_JOBS) Fuzz/run.sh $(FUZZ_SECONDS) "$$($(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_TARGETS)
+	FUZZ_JOBS=$(FUZZ_JOBS) Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN) $(FUZZ_TARGETS)
 
 install: release docs install-files
 
@@ -269,19 +282,19 @@ check-deb: deps-deb-test deb
 	packaging/check-deb.sh $(DEB)
 
 # The udev (umockdev) and golden CLI tests again, against the binary the .deb installs rather
-# than the debug build: the dynamically linked release binary is what umockdev's LD_PRELOAD must
-# reach on users' machines. Needs the test build (`make test` has made it).
+# than the build tree's: the dynamically linked release binary is what umockdev's LD_PRELOAD must
+# reach on users' machines, and the installed one is stripped.
 check-installed: deb
-	$(SWIFT) build --build-tests
+	$(SWIFT) build $(BUILD_RELEASE) --build-tests
 	$(MAKE) --no-print-directory check-installed-only
 
-# The test build as it is (make test: the fuzz build has since recompiled modules in the same
-# scratch path with sanitizers, and a build here would compile them back; the linked test
-# bundle is what the suite ran).
+# The test build as it is (make test: the fuzz build has since recompiled our modules with
+# sanitizers, and a build here would compile them back; the linked test bundle is what the suite
+# ran).
 check-installed-only:
 	rm -rf $(OUT)/installed && mkdir -p $(OUT)/installed
 	dpkg-deb -x $(DEB) $(OUT)/installed
-	FR_PROFILE_BIN_DIR=$(CURDIR)/$(OUT)/installed/usr/bin $(SWIFT) test --skip-build \
+	FR_PROFILE_BIN_DIR=$(CURDIR)/$(OUT)/installed/usr/bin $(SWIFT) test $(BUILD_RELEASE) --skip-build \
 	  --filter 'UdevCommandTests|CollectCommandTests|OptionalLibraryTests'
 
 # The .deb installed by apt (Recommends on) into a debootstrap --variant=minbase root of each

@@ -10,6 +10,11 @@ let fuzzed: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"], .when(t
 /// recompile every Swift dependency for the fuzz build.
 let fuzzLinked: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"], .when(traits: ["Fuzzing"]))]
 
+/// Tests are compiled without optimisation in the release configuration too (`make test` builds
+/// the suite in release, on the shipped binary's objects): optimising 17k lines of tests costs
+/// build minutes and gains the suite nothing, its time is in the processes it runs.
+let testCode: [SwiftSetting] = [.unsafeFlags(["-Onone"], .when(configuration: .release))]
+
 /// A fuzz target (Fuzz/<directory>): replays files in an ordinary build, runs libFuzzer with
 /// the trait Fuzzing.
 func fuzzTarget(_ name: String, _ dependencies: [Target.Dependency], _ directory: String) -> Target {
@@ -85,11 +90,24 @@ let package = Package(
     .executableTarget(
       name: "fr-profile",
       dependencies: ["FRProfileCommands"],
-      // `make release` (trait SymbolOrdering): linked by lld with the functions and data collect
-      // touches next to each other (bench/README.md). The C runtime stays dynamic.
+      // `make release` (trait SymbolOrdering): how the shipped binary is linked (the Makefile's
+      // RELEASE_FLAGS says why each): the Swift runtime linked in, libstdc++ and libgcc too
+      // (the linker script the Makefile writes in .build-release/stdcxx), no PIE, no exported
+      // symbols, the commit object, and lld with the functions and data collect touches next
+      // to each other (bench/README.md). The C runtime stays dynamic. Linker settings of this
+      // target alone, not command-line flags: `make test` compiles the suite with the same
+      // command line in the same scratch path, so the tests share every object with the
+      // shipped binary (docs/development.md "One build").
       linkerSettings: [
         .unsafeFlags(
           [
+            // The static FoundationEssentials needs _FoundationCollections and _FoundationCShims, which a module compiled
+            // against the shared runtime does not autolink (--static-swift-stdlib compiled every
+            // module against swift_static, and so kept the tests from importing Testing).
+            "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
+            "-Xclang-linker", "-static-libgcc", "-Xclang-linker", "-no-pie",
+            "-L\(Context.packageDirectory)/.build-release/stdcxx",
+            "-Xlinker", "\(Context.packageDirectory)/.build-release/build-commit.o", "-Xlinker", "--no-export-dynamic",
             "-use-ld=lld",
             "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/bench/collect-order.txt",
             "-Xlinker", "--no-warn-symbol-ordering",
@@ -98,6 +116,9 @@ let package = Package(
         )
       ]
     ),
+    // fr-profile with the CLI tests' seams (PAM services, the policy root) set from the
+    // environment: built with the tests, never installed (Tests/Seams/main.swift).
+    .executableTarget(name: "fr-profile-seams", dependencies: ["FRProfileCommands"], path: "Tests/Seams", swiftSettings: testCode),
     // Process start-up of the release executable: CommandLine.arguments without the Swift
     // runtime's /proc/self/maps search (Sources/CStartup/swift-argv.c). C, for the ELF constructor.
     .target(name: "CStartup"),
@@ -132,7 +153,8 @@ let package = Package(
     // `--posture` use it; collect never does (the profile must not change with posture).
     .target(name: "Posture", dependencies: ["Collectors", "ProfileJSON"]),
     .testTarget(
-      name: "PostureTests", dependencies: ["Posture", "Collectors", "ProfileJSON", "TestSupport"], exclude: ["Fixtures"]),
+      name: "PostureTests", dependencies: ["Posture", "Collectors", "ProfileJSON", "TestSupport"], exclude: ["Fixtures"],
+      swiftSettings: testCode),
     // The device's identity: the state directory (walked and held by a descriptor), the device
     // key (a file or a TPM key) and the identifier derived from it. Not a collector: the
     // profile, binding and attestation all use it.
@@ -141,7 +163,7 @@ let package = Package(
       dependencies: ["Collectors", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: fuzzed
     ),
-    .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Collectors", "TestSupport"]),
+    .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Collectors", "TestSupport"], swiftSettings: testCode),
     // libudev (displays, cameras, bluetooth), loaded with dlopen on first use rather than linked
     // (Sources/CUdev/include/CUdev.h says why); only Collectors/System/Udev.swift imports it.
     // Building needs libudev.h (Debian libudev-dev); running needs libudev.so.1 (libudev1).
@@ -168,7 +190,7 @@ let package = Package(
       ]),
     .testTarget(
       name: "OAuthTokensTests",
-      dependencies: ["OAuthTokens", "ProfileJSON", "TestSupport"], exclude: ["make-id-tokens.py"]),
+      dependencies: ["OAuthTokens", "ProfileJSON", "TestSupport"], exclude: ["make-id-tokens.py"], swiftSettings: testCode),
     // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
     // protocol and Collectors. Collection knows nothing of AM.
     .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "DeviceIdentity", "ProfileJSON"], swiftSettings: fuzzed),
@@ -203,8 +225,7 @@ let package = Package(
         "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON", "TPMKeys", "TestSupport",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
-      exclude: ["Fixtures"]
-    ),
+      exclude: ["Fixtures"], swiftSettings: testCode),
     // Keys inside a TPM 2.0 (P-256 signing keys under the storage primary key) over tpm2-tss
     // ESAPI, loaded with dlopen (Sources/CTSS2): collect never loads libtss2.
     .target(
@@ -238,34 +259,36 @@ let package = Package(
         "TPMAttestation", "TPMKeys", "TestSupport", "ProfileJSON", .product(name: "X509", package: "swift-certificates"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ],
-      exclude: ["Fixtures"]),
+      exclude: ["Fixtures"], swiftSettings: testCode),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",
-      dependencies: ["TPMKeys", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
-    ),
+      dependencies: ["TPMKeys", "TestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: testCode),
     // What the tests of several targets share (test targets cannot share sources): the swtpm launcher,
     // processes, threads, and firmware event logs built in code (BuiltLog).
-    .target(name: "TestSupport", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/TestSupport"),
+    .target(
+      name: "TestSupport", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/TestSupport",
+      swiftSettings: testCode),
     // The JSON value shared by collection (output) and matching (JavaScript semantics).
     .target(name: "ProfileJSON", swiftSettings: fuzzed),
     // The one funnel for system calls on secrets and outputs (EINTR, typed errno, the call's
     // name), the read loop and the atomic writer; shared by modules that do not otherwise depend
     // on each other (DeviceMatch must not depend on Collectors).
     .target(name: "SystemCalls", swiftSettings: fuzzed),
-    .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
-    .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"]),
+    .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"], swiftSettings: testCode),
+    .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"], swiftSettings: testCode),
     .testTarget(
       name: "CollectorsTests",
       dependencies: ["Collectors", "DeviceIdentity", "ProfileJSON", "SystemCalls", "TestSupport"],
-      exclude: ["Fixtures"]
-    ),
-    .testTarget(name: "JourneyTests", dependencies: ["Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON"]),
+      exclude: ["Fixtures"], swiftSettings: testCode),
+    .testTarget(
+      name: "JourneyTests", dependencies: ["Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON"],
+      swiftSettings: testCode),
     // The executable's own logic (the collect fast path against ArgumentParser).
-    .testTarget(name: "FRProfileTests", dependencies: ["FRProfileCommands", "ProfileCLI"]),
+    .testTarget(name: "FRProfileTests", dependencies: ["FRProfileCommands", "ProfileCLI"], swiftSettings: testCode),
     // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).
     .target(name: "DeviceMatch", dependencies: ["ProfileJSON", "SystemCalls"], swiftSettings: fuzzed),
-    .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON", "TestSupport"]),
+    .testTarget(name: "DeviceMatchTests", dependencies: ["DeviceMatch", "ProfileJSON", "TestSupport"], swiftSettings: testCode),
     // Runs the built binary as a subprocess and checks stdout, stderr and exit codes; also
     // runs `fr-profile journey` against an in-process AM test server
     // (Support/AuthenticateServer.swift, Device Match by DeviceMatch), TLS through the
@@ -276,8 +299,7 @@ let package = Package(
         "ProfileJSON", "DeviceMatch", "COpenSSL", "TestSupport", "TPMKeys", "TPMAttestation",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
-      exclude: ["Fixtures", "Support/pty-drive.py", "Support/oauth-am.py", "Support/oauth-am-selftest.sh"]
-    ),
+      exclude: ["Fixtures", "Support/pty-drive.py", "Support/oauth-am.py", "Support/oauth-am-selftest.sh"], swiftSettings: testCode),
     .systemLibrary(
       name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"])]

@@ -27,8 +27,9 @@ else
   echo "release-golden: argv from Sources/CStartup, not the runtime's /proc/self/maps search"
 fi
 # No test seam in the shipped binary (issue 19): the PAM configuration directory is the
-# system's. The debug build reads FR_PROFILE_TEST_PAM_CONFDIR and FR_PROFILE_TEST_POLICY_ROOT (Sources/fr-profile/Commands/
-# BindingSetup.swift, under #if DEBUG); the release build must not contain that name (a literal
+# system's. Only the test-only executable fr-profile-seams (Tests/Seams) reads
+# FR_PROFILE_TEST_PAM_CONFDIR and FR_PROFILE_TEST_POLICY_ROOT and sets the commands' TestSeams
+# from them; fr-profile, built from the same objects, must not contain either name (a literal
 # that long is a C string in .rodata, which `strings` finds). Option names of 15 bytes or less are
 # Swift small strings, folded into instructions, which `strings` cannot see: so --pam-confdir is
 # checked by asking the binary, which must refuse it as a usage error (64). Not `grep -q`, for

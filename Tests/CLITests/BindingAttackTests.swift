@@ -40,7 +40,8 @@ extension BindingCommandTests {
   ) throws -> BackgroundSigning {
     let process = Process()
     let argv =
-      prefix + [frProfilePath, "journey", "--server", server.url, "--realm", "alpha", "--tree", "Sign", "--user", "demo"]
+      prefix + [frProfile(for: device.environment), "journey", "--server", server.url, "--realm", "alpha", "--tree", "Sign"]
+      + ["--user", "demo"]
       + ["--password-stdin", "--state-dir", state ?? device.state, "--root", device.root, "--pin-file", pinPath]
       + ["--max-time", "90"]  // bounded like every child of the tests: fr-profile's own watchdog ends it
     process.executableURL = URL(fileURLWithPath: argv[0])
@@ -185,7 +186,7 @@ extension BindingCommandTests {
       try withServer { server, _ in
         let bound = try journey(server, device, tree: "Bind", ["--policies", #"{"deviceTampering":{"score":0.3}}"#])
         #expect(bound.status == 0, "\(bound.stderr)")
-        try device.become("cloud-vm")  // this machine (the debug build's policy seam) now scores 0.5
+        try device.become("cloud-vm")  // this machine (fr-profile-seams' policy seam) now scores 0.5
         let steered = try journey(server, device, tree: "Sign", ["--root", machineRoot("laptop")])
         #expect(steered.status == 1 && steered.stderr.contains("policy deviceTampering is breached"), "\(steered.stderr)")
         let kid = try #require(try keyList(device).first?["kid"]?.stringValue)

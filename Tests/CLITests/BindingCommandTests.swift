@@ -15,8 +15,9 @@ import Testing
     var root: String { directory + "/machine" }
     var pamDirectory: String { directory + "/pam.d" }
     var arguments: [String] { ["--state-dir", state, "--root", root] }
-    /// The debug binary's seams: PAM services from `pamDirectory`, app policies evaluated on
-    /// `root` (the release binary evaluates them on / whatever --root says).
+    /// The seams of `fr-profile-seams`, which `run` picks for this environment: PAM services from
+    /// `pamDirectory`, app policies evaluated on `root` (fr-profile evaluates them on / whatever
+    /// --root says).
     var environment: [String: String] { [pamConfigurationVariable: pamDirectory, "FR_PROFILE_TEST_POLICY_ROOT": root] }
 
     /// A 0600 file holding `pin` (named by a hash, so no output can show the PIN by its path).

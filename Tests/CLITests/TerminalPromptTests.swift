@@ -18,9 +18,9 @@ extension BindingCommandTests {
   /// Runs `arguments` under the driver with `steps`; the environment is the device's.
   func typed(_ arguments: [String], _ device: Device, steps: [JSON]) throws -> Screen {
     let driver = cliFixture("../Support/pty-drive.py")
+    let environment = device.environment.merging(["TERM": "dumb", "PATH": "/usr/bin:/bin"]) { $1 }
     let result = try run(
-      [driver, JSONWriter.compact(.array(steps)), frProfilePath] + arguments,
-      environment: device.environment.merging(["TERM": "dumb", "PATH": "/usr/bin:/bin"]) { $1 },
+      [driver, JSONWriter.compact(.array(steps)), frProfile(for: environment)] + arguments, environment: environment,
       executable: "/usr/bin/python3")
     let json = try JSONParser.parse(Array(result.stdout.utf8))
     return Screen(

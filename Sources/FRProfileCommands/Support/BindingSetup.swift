@@ -130,15 +130,8 @@ struct BindingSetup {
       system: SystemSource(root: Self.policyRoot), biometricAvailable: { verifier.isConfigured(PAMUserVerifier.biometricService) })
   }
 
-  /// "/" — and in debug builds only, the machine tree named by FR_PROFILE_TEST_POLICY_ROOT, the
-  /// CLI tests' seam for a tampered device (see `pamConfigurationDirectory` for why a debug-only
-  /// variable; bench/release-golden.sh checks that the release binary holds neither name).
-  static var policyRoot: String {
-    #if DEBUG
-      if let value = getenv("FR_PROFILE_TEST_POLICY_ROOT"), value.pointee != 0 { return String(cString: value) }
-    #endif
-    return "/"
-  }
+  /// "/", or the machine tree of the test seam `TestSeams.policyRoot`.
+  static var policyRoot: String { TestSeams.policyRoot ?? "/" }
 
   /// Refuses `--root` for a command whose whole work is evaluating app policies.
   static func refuseRoot(_ settings: ProfileSettings, command: String) throws {
@@ -166,25 +159,9 @@ struct BindingSetup {
   /// Where the PAM services live: nil, the system's /etc/pam.d, which only its administrator
   /// configures (fr-profile, fr-profile-biometric). No option changes it: the stacks gate
   /// BIOMETRIC keys and the biometricAvailable policy, so a caller who could point fr-profile at
-  /// a directory of pam_permit stacks would pass both (issue 19).
-  ///
-  /// Test seam, in debug builds only: the CLI tests drive PAM with pam_permit / pam_deny stacks
-  /// in a directory of their own, named by this environment variable. SwiftPM defines DEBUG
-  /// only in the debug configuration, which `swift build` and `swift test` share; the shipped
-  /// binary is built with `-c release` (`make release`, the .deb), where this branch and the
-  /// variable's name are not compiled at all — bench/release-golden.sh checks with `strings`
-  /// that the name is absent, and that the release binary refuses --pam-confdir (exit 64).
-  /// A debug binary is a developer's, never installed. An environment variable rather than a flag, because the tests
-  /// run the binary `swift build` made and SwiftPM cannot define a condition for tests only.
-  /// The libraries' own tests pass a directory to `PAMUserVerifier` directly.
-  static var pamConfigurationDirectory: String? {
-    #if DEBUG
-      guard let value = getenv("FR_PROFILE_TEST_PAM_CONFDIR"), value.pointee != 0 else { return nil }
-      return String(cString: value)
-    #else
-      return nil
-    #endif
-  }
+  /// a directory of pam_permit stacks would pass both (issue 19). Only the test seam
+  /// `TestSeams.pamConfigurationDirectory` does.
+  static var pamConfigurationDirectory: String? { TestSeams.pamConfigurationDirectory }
 
   /// The policies for new bindings: --policies, else <state-dir>/policies.json, else none.
   func policies(_ evaluator: PolicyEvaluator) throws -> JSONObject {

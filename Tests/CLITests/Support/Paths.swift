@@ -23,8 +23,8 @@ func fileMode(_ path: String) -> mode_t {
   return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0
 }
 
-/// The debug build's PAM test seam: the directory of PAM services the binary uses instead of
-/// /etc/pam.d (Sources/FRProfileCommands/Support/BindingSetup.swift). The release binary has no such
+/// The PAM test seam of `fr-profile-seams`: the directory of PAM services it uses instead of
+/// /etc/pam.d (Sources/FRProfileCommands/Support/TestSeams.swift). `fr-profile` has no such
 /// seam; tests that must run against it (check-installed) use `withPAMServices` instead.
 let pamConfigurationVariable = "FR_PROFILE_TEST_PAM_CONFDIR"
 

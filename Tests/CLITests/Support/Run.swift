@@ -21,17 +21,28 @@ let productsDirectory: String = {
 /// Path of the built `fr-profile` executable.
 let frProfilePath = productsDirectory + "/fr-profile"
 
-/// Runs `executable` (default: the built fr-profile) with `arguments`, the given environment
+/// The test-only executable with the seams (Tests/Seams): fr-profile's commands, PAM services and
+/// app policies as the environment's FR_PROFILE_TEST_* say. `fr-profile` itself has no seam.
+let frProfileSeamsPath = productsDirectory + "/fr-profile-seams"
+
+/// The fr-profile to run with `environment`: the seams executable when it names a seam.
+func frProfile(for environment: [String: String]) -> String {
+  environment.keys.contains { $0.hasPrefix("FR_PROFILE_TEST_") } ? frProfileSeamsPath : frProfilePath
+}
+
+/// Runs `executable` (default: the built fr-profile, or its seams executable for an environment
+/// that names a seam) with `arguments`, the given environment
 /// (nothing inherited unless passed) and optional standard input; waits for it to exit, or
 /// kills its whole process group once it has run `timeout` seconds (`TestProcess`): every child
 /// of a test is bounded, so a hang fails its test instead of CI.
 func run(
   _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
-  executable: String = frProfilePath, prefix: [String] = [], directory: String? = nil,
+  executable: String? = nil, prefix: [String] = [], directory: String? = nil,
   timeout: Double = TestProcess.defaultTimeout
 ) throws -> RunResult {
   let result = try TestProcess.run(
-    prefix + [executable] + arguments, environment: environment, stdin: Array((stdin ?? "").utf8), directory: directory,
+    prefix + [executable ?? frProfile(for: environment)] + arguments, environment: environment, stdin: Array((stdin ?? "").utf8),
+    directory: directory,
     timeout: timeout)
   return RunResult(status: result.status, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut)
 }
