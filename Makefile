@@ -174,10 +174,9 @@ build: deps-build
 # Each phase is timed (scripts/timed.sh) and the times are printed at the end: CI's output says
 # where its minutes went (wall clock and CPU seconds per phase). On CI's two cores no phase after
 # the build keeps both cores busy (the suite waits on swtpm, Java and servers; debootstrap waits
-# on the mirror), so phases run side by side (make -j4): lint beside the build; after it the
-# .deb's checks, the Debian roots of check-distros and the fuzz build, then the suite beside the
-# fuzzers; then check-installed beside check-distros. The build has both cores to itself: the
-# roots' 90 CPU-s beside it cost it about as much wall clock. Every package any phase needs
+# on the mirror), so phases run side by side (make -j4): lint and the Debian roots of
+# check-distros beside the build; after it the .deb's checks, the fuzz build, then the suite
+# beside the fuzzers; then check-installed beside check-distros. Every package any phase needs
 # is installed first (apt cannot run twice at once). Lines are prefixed with their phase.
 TIMES := $(OUT)/test-times
 TIMED := scripts/timed.sh $(TIMES)
@@ -206,7 +205,7 @@ test-fuzz: test-fuzz-build
 	@$(TIMED) fuzz env FUZZ_JOBS=1 Fuzz/run.sh $(FUZZ_TEST_SECONDS) $(FUZZ_BIN) $(FUZZ_TARGETS)
 test-package: test-build
 	@$(TIMED) check-deb $(MAKE) --no-print-directory check-deb RELEASE_BUILT=yes
-test-distro-roots: test-build
+test-distro-roots:
 	@$(TIMED) distro-roots packaging/check-distros.sh --roots-only $(OUT)/distros $(DISTROS)
 test-installed:
 	@$(TIMED) check-installed $(MAKE) --no-print-directory check-installed-only
