@@ -85,7 +85,7 @@ lint:
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
   check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros \
-  check-installed-only test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
+  check-installed-only suite test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (docs/development.md "Fuzzing"): `make fuzz` runs each for
@@ -167,16 +167,15 @@ build: deps-build
 
 # One build (docs/development.md "One build"): the suite, the fuzzers and the .deb all come from
 # the release build in $(OUT). The test build (BUILD_RELEASE --build-tests) links the shipped
-# fr-profile itself, so the .deb's release step builds nothing (RELEASE_BUILT); then the fuzz
-# build recompiles our modules with the trait Fuzzing there (not the dependencies). `swift test`
-# holds the scratch path's lock while it runs, so the fuzz build comes first, and the fuzzers
-# run beside the suite.
+# fr-profile itself, so the .deb's release step builds nothing (RELEASE_BUILT); the fuzz build
+# then recompiles our modules with the trait Fuzzing there (not the dependencies), beside the
+# suite, which runs the test bundle directly (`make suite`) rather than holding SwiftPM's lock.
 # Each phase is timed (scripts/timed.sh) and the times are printed at the end: CI's output says
 # where its minutes went (wall clock and CPU seconds per phase). On CI's two cores no phase after
 # the build keeps both cores busy (the suite waits on swtpm, Java and servers; debootstrap waits
 # on the mirror), so phases run side by side (make -j4): lint and the Debian roots of
-# check-distros beside the build; after it the .deb's checks, the fuzz build, then the suite
-# beside the fuzzers; then check-installed beside check-distros. Every package any phase needs
+# check-distros beside the build; after it the .deb's checks, the suite, and the fuzz build
+# followed by the fuzzers; then check-installed beside check-distros. Every package any phase needs
 # is installed first (apt cannot run twice at once). Lines are prefixed with their phase.
 TIMES := $(OUT)/test-times
 TIMED := scripts/timed.sh $(TIMES)
@@ -199,8 +198,8 @@ test-build: release-inputs
 test-fuzz-build: test-build
 	@$(TIMED) fuzz-replay-corpus $(MAKE) --no-print-directory fuzz-replay-corpus
 	@$(TIMED) fuzz-build $(MAKE) --no-print-directory fuzz-build
-test-suite: test-fuzz-build
-	@$(TIMED) swift-test $(SWIFT) test $(BUILD_RELEASE) --skip-build
+test-suite: test-build
+	@$(TIMED) swift-test $(MAKE) --no-print-directory suite
 test-fuzz: test-fuzz-build
 	@$(TIMED) fuzz env FUZZ_JOBS=1 Fuzz/run.sh $(FUZZ_TEST_SECONDS) $(FUZZ_BIN) $(FUZZ_TARGETS)
 test-package: test-build
@@ -211,6 +210,15 @@ test-installed:
 	@$(TIMED) check-installed $(MAKE) --no-print-directory check-installed-only
 test-distros:
 	@$(TIMED) check-distros packaging/check-distros.sh $(DEB) $(OUT)/distros $(DISTROS)
+
+# The built suite's two passes as `swift test --skip-build` runs them (XCTest, which has no test
+# today, then Swift Testing), without SwiftPM: `swift test` holds the scratch path's lock while
+# the tests run, and in `make test` the fuzz build runs beside the suite in the same scratch path.
+# It compiles our modules again, never the test bundle or the executables the tests run.
+TEST_BUNDLE := $(BIN_DIR)/fr-profilePackageTests.xctest
+suite:
+	$(TEST_BUNDLE)
+	$(TEST_BUNDLE) --testing-library swift-testing
 
 # Every seed and every past crash through each target, without sanitizers (the ordinary build).
 fuzz-replay-corpus:
