@@ -226,10 +226,11 @@ test-distros:
 # today, then Swift Testing), without SwiftPM: `swift test` holds the scratch path's lock while
 # the tests run, and in `make test` the fuzz build runs beside the suite in the same scratch path.
 # It compiles our modules again, never the test bundle or the executables the tests run.
+# NO_COLOR=1: as `swift test` sets it (no escape codes in CI's log).
 TEST_BUNDLE := $(BIN_DIR)/fr-profilePackageTests.xctest
 suite:
-	$(TEST_BUNDLE)
-	$(TEST_BUNDLE) --testing-library swift-testing
+	NO_COLOR=1 $(TEST_BUNDLE)
+	NO_COLOR=1 $(TEST_BUNDLE) --testing-library swift-testing
 
 # Every seed and every past crash through each target, without sanitizers (the ordinary build).
 fuzz-replay-corpus:
