@@ -198,8 +198,8 @@ resolve: deps-build
 	$(SWIFT) package --scratch-path $(OUT) resolve
 
 # The phases of `make test` (not meant to be run alone). Only the build's packages are installed
-# before the build; the rest beside it (on a fresh Debian 12 root, apt-get update and install of
-# them took 77 s: download and unpacking), before any phase that needs them.
+# before the build; the rest beside it, before any phase that needs them (on a fresh Debian 12
+# minbase root, apt-get update and the install of every package make test names took 77 s).
 test-deps:
 	@$(TIMED) deps $(MAKE) --no-print-directory deps-test deps-deb-test deps-distros
 test-lint: test-deps
