@@ -88,7 +88,7 @@ lint:
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
   check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros \
-  check-installed-only suite test-deps deps-test-build test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
+  check-installed-only suite test-deps deps-test-build deps-test-all test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (docs/development.md "Fuzzing"): `make fuzz` runs each for
@@ -127,6 +127,11 @@ deps-test:
 
 deps-test-build:
 	$(call ensure_packages,$(PKGS_TEST_BUILD))
+
+# Every package of make test's phases in one apt run: make test runs phases with -j, and two
+# apt-get runs at once fail on apt's lock (found on a fresh Debian 12 root, 2026-11-27).
+deps-test-all:
+	$(call ensure_packages,$(sort $(PKGS_TEST) $(PKGS_DEB_TEST) $(PKGS_DISTROS)))
 
 deps-bench:
 	$(call ensure_packages,$(PKGS_BENCH))
@@ -201,7 +206,7 @@ resolve: deps-build
 # before the build; the rest beside it, before any phase that needs them (on a fresh Debian 12
 # minbase root, apt-get update and the install of every package make test names took 77 s).
 test-deps:
-	@$(TIMED) deps $(MAKE) --no-print-directory deps-test deps-deb-test deps-distros
+	@$(TIMED) deps $(MAKE) --no-print-directory deps-test-all
 test-lint: test-deps
 	@$(TIMED) lint $(MAKE) --no-print-directory lint
 test-build: deps-test-build release-inputs
