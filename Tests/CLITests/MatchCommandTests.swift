@@ -327,9 +327,11 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
   @Test("no default config anywhere: exit 2 instead of silently using other settings")
   func missingDefaultConfig() throws {
     try withFiles(["p.json": Self.text(Self.incoming)]) { dir in
-      // A hard link, not a copy: a copy's write descriptor, inherited by a child another test
-      // forks meanwhile, makes the exec fail with ETXTBSY.
-      #expect(link(frProfilePath, dir + "/fr-profile") == 0, "\(String(cString: strerror(errno)))")
+      // Copied by cp, a child: a copy written by this process leaves its write descriptor in a
+      // child another test forks meanwhile, and the exec fails with ETXTBSY; a hard link fails
+      // when the temporary directory is on another filesystem (/tmp on tmpfs).
+      let copied = try run([frProfilePath, dir + "/fr-profile"], executable: "/bin/cp")
+      #expect(copied.status == 0, "\(copied.stderr)")
       let result = try run(
         ["match", dir + "/p.json", dir + "/p.json"], executable: dir + "/fr-profile", prefix: ["/usr/bin/env", "-C", dir])
       #expect(result.status == 78)

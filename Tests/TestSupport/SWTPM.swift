@@ -130,6 +130,7 @@ public final class SWTPM {
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_adddup2(&actions, control, 3)
+    TestProcess.closeInherited(&actions, from: 4)
     // The test runner's threads block signals; swtpm must not inherit that (it would ignore
     // SIGTERM), so the child starts with an empty mask and default dispositions.
     var attributes = posix_spawnattr_t()

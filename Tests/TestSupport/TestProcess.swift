@@ -95,8 +95,23 @@ public struct TestProcess {
       timedOut: timedOut)
   }
 
+  /// Makes the child close every descriptor from `lowest` up, before it runs its program:
+  /// a descriptor without close-on-exec that another thread opened meanwhile (libtss2's TPM
+  /// socket is one) must not live on in the child. An inherited TPM connection kept swtpm,
+  /// which serves one connection at a time, from ever answering the test's next one: the suite
+  /// hung on a fresh Debian 12 root (2026-11-27). glibc's
+  /// posix_spawn_file_actions_addclosefrom_np (2.34) is a GNU extension Swift's Glibc does not
+  /// import, so it is looked up.
+  package static func closeInherited(_ actions: inout posix_spawn_file_actions_t, from lowest: Int32) {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+      preconditionFailure("glibc 2.34 or later is needed: posix_spawn_file_actions_addclosefrom_np")
+    }
+    _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
+  }
+
   /// Starts `argv` in a process group of its own, with an empty signal mask and default
-  /// dispositions, `stdio` as its descriptors 0, 1 and 2; returns its pid.
+  /// dispositions, `stdio` as its descriptors 0, 1 and 2 and no other descriptor; returns its pid.
   static func spawn(
     _ argv: [String], environment: [String: String], directory: String?, stdio: (Int32, Int32, Int32)
   ) throws -> pid_t {
@@ -106,6 +121,7 @@ public struct TestProcess {
     posix_spawn_file_actions_adddup2(&actions, stdio.0, 0)
     posix_spawn_file_actions_adddup2(&actions, stdio.1, 1)
     posix_spawn_file_actions_adddup2(&actions, stdio.2, 2)
+    closeInherited(&actions, from: 3)
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
