@@ -88,7 +88,7 @@ lint:
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
   check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros \
-  check-installed-only suite test-deps deps-test-build deps-test-all test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-test deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
+  check-installed-only suite test-deps deps-test-build deps-test-all test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
 # In-process libFuzzer targets (docs/development.md "Fuzzing"): `make fuzz` runs each for
@@ -121,9 +121,6 @@ endef
 
 deps-build:
 	$(call ensure_packages,$(PKGS_BUILD))
-
-deps-test:
-	$(call ensure_packages,$(PKGS_TEST))
 
 deps-test-build:
 	$(call ensure_packages,$(PKGS_TEST_BUILD))
