@@ -133,7 +133,7 @@ public enum JourneyError: Error, Equatable, CustomStringConvertible {
       "the journey asks for a \(type.map { "\"\($0)\"" } ?? "callback without a type") (callbacks[\(index)]), which "
         + "this client cannot answer; it answers \(CallbackRequest.supportedTypes.joined(separator: ", "))"
     case .unexpectedStatus(let status, let message):
-      "the server answered HTTP \(status)\(message.isEmpty ? "" : ": \(message)"); expected an AM authenticate response"
+      "the server answered HTTP \(status)\(message.isEmpty ? "" : ": \(PrintableText.line(message))"); expected an AM authenticate response"
     case .notAStep: "the server's answer has neither \"callbacks\" nor \"tokenId\": it is not an AM authenticate response"
     case .tooManySteps(let count): "the journey did not end within \(count) steps"
     case .tooManyCallbacks(let count, let limit): "the step has \(count) callbacks, more than the \(limit) a client answers"

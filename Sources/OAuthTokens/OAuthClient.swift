@@ -200,8 +200,13 @@ public final class OAuthClient {
     guard let tokenType = response["token_type"]?.stringValue, tokenType.lowercased() == "bearer" else {
       throw bad("token_type is not Bearer")
     }
-    guard let expiresIn = response["expires_in"]?.numberValue, expiresIn.isFinite, expiresIn >= 0 else {
-      throw bad("no expires_in: there is no telling when to refresh")
+    guard let expiresIn = response["expires_in"]?.numberValue else { throw bad("no expires_in: there is no telling when to refresh") }
+    // No arithmetic on the server's number before it is known to be in range: 1e300 or 1e19
+    // would make an expiry that never comes, and traps where it is made an integer.
+    guard expiresIn.isFinite, expiresIn >= 1, expiresIn <= StoredTokens.maximumLifetime else {
+      throw bad(
+        "expires_in \(PrintableText.line(JSONWriter.compact(.number(expiresIn)))) is outside 1…\(Int(StoredTokens.maximumLifetime)) seconds"
+      )
     }
     let issued = now()
     var idToken = previous?.idToken
@@ -225,7 +230,7 @@ public final class OAuthClient {
       redirectURI: previous?.redirectURI ?? settings.redirectURI, provider: provider, accessToken: accessToken, tokenType: "Bearer",
       expiresAt: issued + expiresIn, refreshToken: response["refresh_token"]?.stringValue ?? previous?.refreshToken,
       idToken: idToken, grantedScope: response["scope"]?.stringValue ?? previous?.grantedScope, sessionToken: sessionToken,
-      cookieName: previous?.cookieName ?? settings.cookieName, tree: tree, obtainedAt: issued)
+      cookieName: previous?.cookieName ?? settings.cookieName, tree: tree, obtainedAt: issued, gitHosts: previous?.gitHosts ?? [])
   }
 
   /// The subject of an ID token stored earlier (it was verified when it arrived).

@@ -1,3 +1,5 @@
+import ProfileJSON
+
 /// Why the OAuth 2.0 part of a login, a refresh or a logout failed. Domain facts; the command
 /// line says what to do and picks the exit code.
 public enum OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -34,22 +36,28 @@ public enum OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     }
   }
 
+  /// One line of bounded length: every string here but the client id came from a server (a
+  /// discovery document, a redirect, a token endpoint's `error` and `error_description`), so
+  /// each goes through the one sanitizer (`PrintableText.line`): no newline forging a line of
+  /// ours, no control driving the terminal, no 200 KB on stderr.
   public var description: String {
-    switch self {
-    case .badResponse(let endpoint, let reason): "the answer of \(endpoint) is not usable: \(reason)"
+    func said(_ text: String) -> String { PrintableText.line(text) }
+    return switch self {
+    case .badResponse(let endpoint, let reason): "the answer of \(said(endpoint)) is not usable: \(said(reason))"
     case .foreignEndpoint(let name, let url):
-      "the server's OpenID configuration names \(name) \(url), which is not on the server's origin; refusing to send tokens there"
-    case .sessionNotAccepted(let location): "AM did not accept the session for the authorization request (it redirected to \(location))"
+      "the server's OpenID configuration names \(said(name)) \(said(url)), which is not on the server's origin; refusing to send tokens there"
+    case .sessionNotAccepted(let location):
+      "AM did not accept the session for the authorization request (it redirected to \(said(location)))"
     case .consentRequired(let clientId):
       "AM asks the user's consent for OAuth 2.0 client \(clientId), which this client cannot give; enable Implied Consent on the client in AM"
     case .authorizationRefused(let error, let description):
-      "the authorization request was refused: \(error)" + (description.map { " (\($0))" } ?? "")
+      "the authorization request was refused: \(said(error))" + (description.map { " (\(said($0)))" } ?? "")
     case .stateMismatch: "the authorization response's state is not the one sent: a forged or replayed redirect; nothing was exchanged"
-    case .badRedirect(let reason): "the authorization response is not usable: \(reason)"
+    case .badRedirect(let reason): "the authorization response is not usable: \(said(reason))"
     case .tokenRefused(let status, let error, let description):
-      "the token endpoint refused (HTTP \(status)): \(error)" + (description.map { " (\($0))" } ?? "")
-    case .httpStatus(let endpoint, let status): "\(endpoint) answered HTTP \(status)"
-    case .idToken(let error): "the ID token is refused: \(error)"
+      "the token endpoint refused (HTTP \(status)): \(said(error))" + (description.map { " (\(said($0)))" } ?? "")
+    case .httpStatus(let endpoint, let status): "\(said(endpoint)) answered HTTP \(status)"
+    case .idToken(let error): "the ID token is refused: \(said(error.description))"
     }
   }
 }

@@ -27,11 +27,14 @@ public struct StoredTokens: Sendable, Equatable {
   /// The tree that logged in, walked again when the refresh token no longer works.
   public var tree: String?
   public var obtainedAt: Double
+  /// Where `token --format git` may hand out the access token (`GitHost.description` forms, set
+  /// with `--git-host`); empty means the server's own origin.
+  public var gitHosts: [String]
 
   public init(
     server: String, realm: String, clientId: String, scope: String, redirectURI: String, provider: ProviderConfiguration,
     accessToken: String, tokenType: String, expiresAt: Double, refreshToken: String?, idToken: String?, grantedScope: String?,
-    sessionToken: String?, cookieName: String, tree: String?, obtainedAt: Double
+    sessionToken: String?, cookieName: String, tree: String?, obtainedAt: Double, gitHosts: [String] = []
   ) {
     self.server = server
     self.realm = realm
@@ -49,10 +52,27 @@ public struct StoredTokens: Sendable, Equatable {
     self.cookieName = cookieName
     self.tree = tree
     self.obtainedAt = obtainedAt
+    self.gitHosts = gitHosts
   }
 
-  /// Whether the access token is good for at least `margin` more seconds at `now`.
-  public func isValid(at now: Double, margin: Double) -> Bool { expiresAt - margin > now }
+  /// The longest `expires_in` taken from a token endpoint: a year (RFC 6749 sets none; AM's
+  /// default access token lifetime is an hour). A longer one is refused where the response is
+  /// read, and a stored expiry further away than this reads as expired.
+  public static let maximumLifetime: Double = 31_536_000
+
+  /// Whether the access token is good for at least `margin` more seconds at `now`. An expiry
+  /// more than `maximumLifetime` away (a store written before that bound, or edited) is not
+  /// believed: the token reads as expired, so it is refreshed rather than trusted for ever.
+  public func isValid(at now: Double, margin: Double) -> Bool {
+    expiresAt - margin > now && expiresAt - now <= Self.maximumLifetime
+  }
+
+  /// `expiresAt` as whole seconds since the epoch, clamped to what a 64-bit `time_t` and the
+  /// formats that print it hold: never a trap on a stored value, however large.
+  public var expiresAtSeconds: Int {
+    guard expiresAt.isFinite else { return 0 }
+    return Int(max(0, min(expiresAt.rounded(.down), 253_402_300_799)))  // 9999-12-31T23:59:59Z
+  }
 
   public var json: JSON {
     var object = JSONObject()
@@ -79,6 +99,7 @@ public struct StoredTokens: Sendable, Equatable {
     object["cookieName"] = .string(cookieName)
     if let tree { object["tree"] = .string(tree) }
     object["obtainedAt"] = .number(obtainedAt)
+    if !gitHosts.isEmpty { object["gitHosts"] = .array(gitHosts.map(JSON.string)) }
     return .object(object)
   }
 
@@ -98,6 +119,14 @@ public struct StoredTokens: Sendable, Equatable {
       return value
     }
     guard json["version"]?.numberValue == Double(Self.version) else { throw .version }
+    var gitHosts: [String] = []
+    if let hosts = json["gitHosts"] {
+      guard let items = hosts.arrayValue else { throw .member("gitHosts") }
+      for item in items {
+        guard let host = item.stringValue else { throw .member("gitHosts") }
+        gitHosts.append(host)
+      }
+    }
     guard let provider = json["provider"], provider.objectValue != nil else { throw .member("provider") }
     let revocation = provider["revocationEndpoint"]
     guard revocation == nil || revocation?.stringValue != nil else { throw .member("provider.revocationEndpoint") }
@@ -111,7 +140,7 @@ public struct StoredTokens: Sendable, Equatable {
       accessToken: try string("accessToken"), tokenType: try string("tokenType"), expiresAt: try number("expiresAt"),
       refreshToken: try optional("refreshToken"), idToken: try optional("idToken"), grantedScope: try optional("grantedScope"),
       sessionToken: try optional("sessionToken"), cookieName: try string("cookieName"), tree: try optional("tree"),
-      obtainedAt: try number("obtainedAt"))
+      obtainedAt: try number("obtainedAt"), gitHosts: gitHosts)
   }
 }
 

@@ -50,6 +50,20 @@ public final class TokenManager {
     }
   }
 
+  /// Changes the stored tokens under the lock (e.g. the git hosts they are for); nil when
+  /// nothing is stored.
+  @discardableResult
+  public func update(_ change: (inout StoredTokens) -> Void) throws -> StoredTokens? {
+    let settings = client.settings
+    return try store.locked { () throws -> StoredTokens? in
+      guard var tokens = try store.load(server: settings.server, realm: settings.realm, clientId: settings.clientId) else { return nil }
+      let before = tokens
+      change(&tokens)
+      if tokens != before { try store.save(tokens) }
+      return tokens
+    }
+  }
+
   /// Saves the tokens of a login.
   public func save(_ tokens: StoredTokens) throws {
     try store.locked { try store.save(tokens) }

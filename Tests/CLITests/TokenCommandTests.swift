@@ -345,7 +345,7 @@ struct TokenCommandTests {
   func gitCredentialHelper() throws {
     try withLogin { server, directory in
       let helper =
-        "!\(frProfilePath) token --server \(server.url) --realm alpha --client-id \(AM.clientId) --state-dir \(directory)/state --format git"
+        "!\(frProfilePath) token --server \(server.url) --realm alpha --client-id \(AM.clientId) --state-dir \(directory)/state --format git --git-host git.example.com"
       let git = { (action: String, input: String) in
         try run(
           ["-c", "credential.helper=", "-c", "credential.helper=\(helper)", "credential", action],
@@ -363,6 +363,149 @@ struct TokenCommandTests {
       let second = try stored(directory)["accessToken"]?.stringValue ?? "-"
       #expect(second != first && again.stdout.contains("password=\(second)\n"), "\(again.stdout)")
       #expect(try server.count("token_refresh_token") == 1)
+    }
+  }
+
+  /// The helper run as git runs it: `token --format git ACTION`, git's request on stdin.
+  func gitHelper(_ server: AM, _ directory: String, _ action: String, _ request: String, _ extra: [String] = []) throws -> RunResult {
+    try run(
+      ["token", "--server", server.url, "--realm", "alpha", "--client-id", AM.clientId, "--state-dir", directory + "/state"]
+        + ["--format", "git"] + extra + [action], stdin: request + "\n")
+  }
+
+  @Test(
+    "--format git answers only the hosts the token is for (issue 37): other hosts, ports, paths and plain http get nothing and exit 0; their erase changes nothing"
+  )
+  func gitHelperIsScoped() throws {
+    try withLogin { server, directory in
+      let token = try stored(directory)["accessToken"]?.stringValue ?? "-"
+      let origin = String(server.url.dropFirst("http://".count).prefix { $0 != "/" })
+      let scoped = ["--git-host", "git.example.com", "--git-host", "https://code.example.com:8443/team", "--git-host", "http://git.lan"]
+      let cases: [(request: String, answered: Bool)] = [
+        ("protocol=https\nhost=git.example.com", true),
+        ("protocol=https\nhost=GIT.Example.COM:443", true),
+        ("protocol=https\nhost=git.example.com\npath=any/repo.git", true),
+        ("protocol=https\nhost=evil.example.net", false),
+        ("protocol=https\nhost=git.example.com.evil.example.net", false),
+        ("protocol=http\nhost=git.example.com", false),
+        ("protocol=https\nhost=git.example.com:8443", false),
+        ("protocol=ssh\nhost=git.example.com", false),
+        ("host=git.example.com", false),
+        ("protocol=https\nhost=git.example.com\nhost=evil.example.net", false),
+        ("protocol=https\nhost=code.example.com:8443\npath=team/repo.git", true),
+        ("protocol=https\nhost=code.example.com:8443\npath=team", true),
+        ("protocol=https\nhost=code.example.com:8443\npath=teammates/repo.git", false),
+        ("protocol=https\nhost=code.example.com:8443", false),
+        ("protocol=http\nhost=git.lan", true),
+        ("protocol=https\nhost=git.lan", false),
+        ("protocol=http\nhost=\(origin)", false),
+      ]
+      for (request, answered) in cases {
+        let result = try gitHelper(server, directory, "get", request, scoped)
+        #expect(result.status == 0, "\(request): \(result.stderr)")
+        if answered {
+          #expect(result.stdout.contains("password=\(token)\n"), "\(request): \(result.stdout)")
+        } else {
+          #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(request) was answered: \(result.stdout)\(result.stderr)")
+        }
+      }
+      // Kept with the tokens: a later run without --git-host answers the same hosts, and not the
+      // server's origin.
+      #expect(try stored(directory)["gitHosts"] == ["https://git.example.com", "https://code.example.com:8443/team", "http://git.lan"])
+      let kept = try gitHelper(server, directory, "get", "protocol=http\nhost=git.lan")
+      #expect(kept.stdout.contains("password=\(token)\n"), "\(kept.stdout)\(kept.stderr)")
+      let notOrigin = try gitHelper(server, directory, "get", "protocol=http\nhost=\(origin)")
+      #expect(notOrigin.status == 0 && notOrigin.stdout.isEmpty, "\(notOrigin.stdout)")
+      // An erase for another host leaves the token alone.
+      let before = try stored(directory)["expiresAt"]
+      let erase = try gitHelper(server, directory, "erase", "protocol=https\nhost=evil.example.net\nusername=oauth2\npassword=\(token)")
+      #expect(erase.status == 0 && erase.stdout.isEmpty, "\(erase.stderr)")
+      #expect(try stored(directory)["expiresAt"] == before)
+      #expect(try stored(directory)["accessToken"] == .string(token))
+      // A refresh keeps the hosts.
+      try expireStoredToken(directory)
+      let refreshed = try gitHelper(server, directory, "get", "protocol=https\nhost=git.example.com")
+      #expect(refreshed.status == 0 && !refreshed.stdout.contains("password=\(token)\n"), "\(refreshed.stderr)")
+      #expect(try stored(directory)["gitHosts"]?.arrayValue?.count == 3)
+      expectValid(JSONWriter.compact(try stored(directory)), schema: "stored-tokens")
+      // A host that cannot scope anything is a usage error.
+      for bad in [
+        "user@git.example.com", "ftp://git.example.com", "git.example.com:99999", "git example.com", "https://git.example.com/?q",
+      ] {
+        let refused = try gitHelper(server, directory, "get", "protocol=https\nhost=git.example.com", ["--git-host", bad])
+        #expect(refused.status == 64 && refused.stderr.contains("--git-host"), "\(bad): \(refused.stderr)")
+      }
+    }
+  }
+
+  @Test("--format git without --git-host answers the AM server's own origin only")
+  func gitHelperDefaultsToTheServersOrigin() throws {
+    try withLogin { server, directory in
+      let token = try stored(directory)["accessToken"]?.stringValue ?? "-"
+      let origin = String(server.url.dropFirst("http://".count).prefix { $0 != "/" })
+      let own = try gitHelper(server, directory, "get", "protocol=http\nhost=\(origin)\npath=am/repo.git")
+      #expect(own.status == 0 && own.stdout.contains("password=\(token)\n"), "\(own.stdout)\(own.stderr)")
+      for request in ["protocol=https\nhost=\(origin)", "protocol=http\nhost=git.example.com", "protocol=http\nhost=127.0.0.2"] {
+        let other = try gitHelper(server, directory, "get", request)
+        #expect(other.status == 0 && other.stdout.isEmpty, "\(request): \(other.stdout)")
+      }
+      // With no tokens stored at all, another host is still no answer, not an error.
+      let empty = try makeTemporaryDirectory("fr-profile-tokens")
+      defer { removeTemporaryDirectory(empty) }
+      let none = try gitHelper(server, empty, "get", "protocol=https\nhost=evil.example.net")
+      #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.isEmpty, "\(none.stderr)")
+    }
+  }
+
+  @Test(
+    "a token endpoint's expires_in of 1e300, 1e19 or 0 is refused naming the field (exit 76); a stored one is read as expired, never trapped on"
+  )
+  func hostileExpiresIn() throws {
+    try withLogin { server, directory in
+      for mode in ["expires-in-1e300", "expires-in-1e19", "expires-in-0"] {
+        try server.control("token-response", "{\"mode\": \"\(mode)\"}")
+        try expireStoredToken(directory)
+        let refused = try token(server, directory)
+        #expect(refused.status == 76 && refused.stderr.contains("expires_in"), "\(mode): \(refused.status) \(refused.stderr)")
+        #expect(try stored(directory)["expiresAt"] == 0, "\(mode): stored")
+      }
+      try server.control("token-response", "{\"mode\": \"normal\"}")
+      // A store written with such a value (by an older version, or by hand): refreshed, and
+      // every format prints.
+      for huge in [1e300, 1e19, 9.3e18] {
+        let path = tokenFiles(directory)[0]
+        guard case .object(var object) = try stored(directory) else { throw OAuthAMError("not an object") }
+        let old = object["accessToken"]
+        object["expiresAt"] = .number(huge)
+        try (JSONWriter.pretty(.object(object)) + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o600)
+        for format in ["json", "kubectl"] {
+          let result = try token(server, directory, ["--format", format])
+          #expect(result.status == 0, "\(huge) \(format): \(result.status) \(result.stderr)")
+        }
+        let git = try gitHelper(
+          server, directory, "get", "protocol=http\nhost=\(server.url.dropFirst("http://".count).prefix { $0 != "/" })")
+        #expect(git.status == 0 && git.stdout.contains("password_expiry_utc="), "\(huge): \(git.status) \(git.stderr)")
+        #expect(try stored(directory)["accessToken"] != old, "\(huge): not refreshed")
+        let expiresAt = try stored(directory)["expiresAt"]?.numberValue ?? 0
+        #expect(expiresAt < Date().timeIntervalSince1970 + 31_536_000, "\(huge): \(expiresAt)")
+      }
+    }
+  }
+
+  @Test("a token endpoint's error_description is one bounded line on stderr: no forged lines, no 200 KB, no escapes")
+  func hostileErrorDescription() throws {
+    try withLogin { server, directory in
+      try server.control("token-response", "{\"mode\": \"hostile-error\"}")
+      try expireStoredToken(directory)
+      let refused = try token(server, directory)
+      #expect(refused.status == 1, "\(refused.status) \(refused.stderr.prefix(300))")
+      #expect(refused.stderr.contains("invalid_request") && refused.stderr.contains("refused"), "\(refused.stderr.prefix(300))")
+      let lines = refused.stderr.split(separator: "\n")
+      #expect(lines.count == 1, "\(lines.count) lines: \(refused.stderr.prefix(300))")
+      #expect(!refused.stderr.contains("fr-profile: note: forged") || lines.count == 1)
+      #expect(refused.stderr.utf8.count < 2000, "\(refused.stderr.utf8.count) bytes")
+      #expect(!refused.stderr.contains("\u{1B}"))
     }
   }
 

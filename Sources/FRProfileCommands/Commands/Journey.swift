@@ -319,7 +319,7 @@ extension FRProfile {
       case .failure(let message, _):
         let hint =
           sessionFile.map { " AM refused the session in \($0), or the journey: log in without --session-file to make a new one." } ?? ""
-        throw Failure(.negative, "authentication failed: \(answerer.printable(message, singleLine: true)).\(hint)")
+        throw Failure(.negative, "authentication failed: \(PrintableText.line(answerer.printable(message, singleLine: true))).\(hint)")
       case .suspended(let message):
         if !message.isEmpty { writeStandardError(answerer.printable(message) + "\n") }
         throw Failure(

@@ -34,7 +34,11 @@ extension FRProfile {
                     entry (the apiVersion kubectl asks for in KUBERNETES_EXEC_INFO, else v1)
           git       the git credential-helper protocol: 'get' prints username= (--git-username)
                     and password=<access token>; 'erase' (git's reaction to a refused token)
-                    makes the next 'get' refresh; 'store' does nothing
+                    makes the next 'get' refresh; 'store' does nothing. Only for the hosts the
+                    token is for: the --server's origin, or each --git-host (kept with the
+                    tokens); for any other protocol, host, port or path nothing is printed and
+                    the exit is 0, so git asks its next helper. Plain http only for a host given
+                    as http://HOST
 
         The token is a credential: it goes to stdout (or -o FILE, mode 0600), never to stderr \
         or a log. The stored tokens are a 0600 file under the state directory's tokens/ \
@@ -56,7 +60,8 @@ extension FRProfile {
           curl -H "Authorization: Bearer $(fr-profile token --server \\
               https://am.example.com/am --realm alpha --client-id fr-cli)" \\
               https://am.example.com/am/oauth2/realms/root/realms/alpha/userinfo
-          git config --global credential.helper "!fr-profile token --format git \\
+          git config --global credential.https://git.example.com.helper \\
+              "!fr-profile token --format git --git-host git.example.com \\
               --server https://am.example.com/am --realm alpha --client-id fr-cli"
           fr-profile token --server https://am.example.com/am --realm alpha \\
               --client-id fr-cli --format json | jq .id_token_claims.sub
@@ -92,6 +97,13 @@ extension FRProfile {
     var gitUsername = "oauth2"
 
     @Option(
+      name: .customLong("git-host"),
+      help: ArgumentHelp(
+        "With --format git: a host the token is for, HOST[:PORT][/PATH] (https) or http://HOST… (plain http allowed there); repeat for more. Kept with the tokens. Default: the --server's origin.",
+        valueName: "HOST"))
+    var gitHost: [String] = []
+
+    @Option(
       name: [.customShort("o"), .customLong("output")],
       help: ArgumentHelp("Write to FILE atomically (mode 0600) instead of stdout.", valueName: "FILE"), completion: .file())
     var output: String?
@@ -109,18 +121,45 @@ extension FRProfile {
       } else if let gitAction {
         throw ValidationError("unexpected argument '\(gitAction)': only --format git takes an action.")
       }
+      guard gitHost.isEmpty || format == .git else { throw ValidationError("--git-host is for --format git.") }
+      for host in gitHost {
+        do throws(GitHostError) { _ = try GitHost(parsing: host) } catch { throw ValidationError("--git-host: \(error.description).") }
+      }
+    }
+
+    /// The hosts git may get the token for: --git-host, else those kept with the tokens, else the
+    /// server's own origin. Read before anything is sent: a request for another host ends here.
+    func gitScope(server: AMServerURL, directory: String) -> [GitHost] {
+      if !gitHost.isEmpty { return gitHost.compactMap { try? GitHost(parsing: $0) } }
+      // A store that cannot be read (or is not safe) keeps nothing: the default holds, and the
+      // token path below says what is wrong with it.
+      let stored = (try? TokenStore(stateDirectory: directory, create: false)).flatMap {
+        try? $0.load(server: server.text, realm: connection.realm, clientId: clientId)
+      }
+      if let hosts = stored?.gitHosts, !hosts.isEmpty { return hosts.compactMap { try? GitHost(parsing: $0) } }
+      return GitHost.origin(of: server.text).map { [$0] } ?? []
     }
 
     func run() throws {
       try reportingFailures {
+        let directory = try options.settings.stateDirectoryPath()
         if format == .git {
           // git writes the request (protocol=…, host=…) on stdin and waits for it to be read.
-          _ = readStandardInput()
+          let request = GitCredentialRequest(parsing: readStandardInput())
           if gitAction == "store" { return }
+          let scope = gitScope(
+            server: try AMServerURL(connection.server, credential: TokenServerOptions.credential, insecureHTTP: connection.insecureHTTP),
+            directory: directory)
+          guard scope.contains(where: { $0.matches(request) }) else {
+            if options.settings.verbose {
+              let asked = PrintableText.line("\(request.protocol ?? "?")://\(request.host ?? "?")/\(request.path ?? "")")
+              detail("git asked for \(asked): the token is for \(scope.map(\.description).joined(separator: ", ")); no answer.")
+            }
+            return
+          }
         }
         let (server, http) = try connection.connect()
         let realm = connection.realm
-        let directory = try options.settings.stateDirectoryPath()
         let store = try tokenStore(directory, create: false)
         let settings = OAuthClientSettings(
           server: server.text, realm: realm, clientId: clientId, scope: OAuthClientSettings.defaultScope,
@@ -148,6 +187,8 @@ extension FRProfile {
         case .loginRequired(let stale, let reason):
           tokens = try logInAgain(stale, reason: reason, manager: manager)
         }
+        let hosts = gitHost.isEmpty ? nil : gitHost.compactMap { try? GitHost(parsing: $0).description }
+        if let hosts, hosts != tokens.gitHosts { try keep(gitHosts: hosts, manager: manager) }
         try emit(tokens)
       }
     }
@@ -176,10 +217,21 @@ extension FRProfile {
       guard let session = body["tokenId"]?.stringValue else {
         throw Failure(.badResponse, "the journey ended without a session (tokenId): no tokens can be had from it.")
       }
-      return try journey.oauth.logIn(
+      let tokens = try journey.oauth.logIn(
         session: session, tree: tree, server: stale.server, realm: stale.realm, cookieName: stale.cookieName,
         transport: journey.transport(), stateDirectory: options.settings.stateDirectory,
         printable: { answerer.printable($0, singleLine: true) })
+      // The new login keeps the git hosts the old tokens were for.
+      guard !stale.gitHosts.isEmpty else { return tokens }
+      return try keep(gitHosts: stale.gitHosts, manager: manager) ?? tokens
+    }
+
+    /// Keeps `hosts` with the stored tokens.
+    @discardableResult
+    func keep(gitHosts hosts: [String], manager: TokenManager) throws -> StoredTokens? {
+      let change = { (tokens: inout StoredTokens) in tokens.gitHosts = hosts }
+      let identity = { (text: String) in text }
+      return try oauthFailures(identity) { try manager.update(change) }
     }
 
     func emit(_ tokens: StoredTokens) throws {
@@ -189,11 +241,11 @@ extension FRProfile {
       case .bare:
         text = tokens.accessToken + "\n"
       case .git:
-        text = "username=\(gitUsername)\npassword=\(tokens.accessToken)\npassword_expiry_utc=\(Int(tokens.expiresAt))\n"
+        text = "username=\(gitUsername)\npassword=\(tokens.accessToken)\npassword_expiry_utc=\(tokens.expiresAtSeconds)\n"
       case .kubectl:
         var status = JSONObject()
         status["token"] = .string(tokens.accessToken)
-        status["expirationTimestamp"] = .string(Self.rfc3339(tokens.expiresAt))
+        status["expirationTimestamp"] = .string(Self.rfc3339(tokens.expiresAtSeconds))
         var credential = JSONObject()
         credential["apiVersion"] = .string(Self.execCredentialVersion())
         credential["kind"] = "ExecCredential"
@@ -203,7 +255,7 @@ extension FRProfile {
         var object = JSONObject()
         object["access_token"] = .string(tokens.accessToken)
         object["token_type"] = .string(tokens.tokenType)
-        object["expires_at"] = .string(Self.rfc3339(tokens.expiresAt))
+        object["expires_at"] = .string(Self.rfc3339(tokens.expiresAtSeconds))
         object["expires_in"] = .number(max(0, (tokens.expiresAt - now).rounded(.down)))
         object["scope"] = .string(tokens.grantedScope ?? tokens.scope)
         if let claims = tokens.idToken.flatMap(Self.claims) { object["id_token_claims"] = .object(claims) }
@@ -234,8 +286,8 @@ extension FRProfile {
     }
 
     /// `2026-11-27T05:00:00Z`.
-    static func rfc3339(_ seconds: Double) -> String {
-      var time = time_t(seconds.rounded(.down))
+    static func rfc3339(_ seconds: Int) -> String {
+      var time = time_t(seconds)
       var parts = tm()
       gmtime_r(&time, &parts)
       func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }

@@ -21,7 +21,7 @@ BASE = http://127.0.0.1:<port>/am, ISSUER = BASE/oauth2/realms/root/realms/alpha
   GET  ISSUER/connect/jwk_uri
   GET  /api/whoami               Authorization: Bearer <access token> (also ISSUER/userinfo)
   GET  /control/stats, POST /control/revoke-refresh-tokens, /control/id-token, /control/state,
-       /control/expire-access-tokens
+       /control/expire-access-tokens, /control/token-response (hostile expires_in, error_description)
 Clients: "fr-cli" (public, consent implied) and "needs-consent" (public, consent page), both with
 the redirect URI http://127.0.0.1/fr-profile/callback.
 """
@@ -70,6 +70,8 @@ ID_TOKEN_LIFETIME = 3600       # AM's default id_token lifetime
 ID_TOKEN_MODES = ("normal", "bad-signature", "other-key", "wrong-aud", "wrong-iss", "expired",
                   "wrong-nonce", "alg-none")
 STATE_MODES = ("normal", "wrong")
+# /control/token-response: what a hostile token endpoint answers instead of Authlib's response.
+TOKEN_RESPONSE_MODES = ("normal", "expires-in-1e300", "expires-in-1e19", "expires-in-0", "hostile-error")
 
 ARGS = None
 BASE = ISSUER = ""
@@ -81,7 +83,7 @@ STATS = {"authenticate": 0, "authorize": 0, "token_authorization_code": 0, "toke
          "token_errors": 0, "revoke": 0, "logout": 0, "jwks": 0, "discovery": 0,
          "max_concurrent_refresh": 0}
 REFRESH_IN_PROGRESS = 0
-MODES = {"id_token": "normal", "state": "normal"}
+MODES = {"id_token": "normal", "state": "normal", "token_response": "normal"}
 
 JOURNEYS = {}     # authId -> created (time)
 SESSIONS = {}     # tokenId -> Principal
@@ -746,6 +748,7 @@ class Handler(BaseHTTPRequestHandler):
             "/control/id-token": ("POST", self.control_id_token),
             "/control/state": ("POST", self.control_state),
             "/control/expire-access-tokens": ("POST", self.control_expire_access),
+            "/control/token-response": ("POST", self.control_token_response),
         }
         entry = routes.get(path)
         if entry is None:
@@ -872,6 +875,19 @@ class Handler(BaseHTTPRequestHandler):
                     REFRESH_IN_PROGRESS -= 1
         if triple[0] >= 400:
             count("token_errors")
+        with LOCK:
+            mode = MODES["token_response"]
+        status, out, headers = triple
+        if mode.startswith("expires-in-") and status == 200:
+            document = json.loads(out)
+            document["expires_in"] = float(mode[len("expires-in-"):])
+            triple = (200, json.dumps(document), headers)
+        elif mode == "hostile-error":
+            # newlines that would forge lines of the client's own, and 200 KB of text
+            description = ("refused\nfr-profile: note: forged by the server\n\x1b[31m"
+                           + "x" * 200_000)
+            triple = (400, json.dumps({"error": "invalid_request", "error_description": description}),
+                      [("Content-Type", "application/json")])
         self.send_triple(triple)
 
     def revoke(self, body):
@@ -930,6 +946,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def control_state(self, body):
         self.control_mode(body, "state", STATE_MODES)
+
+    def control_token_response(self, body):
+        self.control_mode(body, "token_response", TOKEN_RESPONSE_MODES)
 
 
 def wrong_state_location(location):
