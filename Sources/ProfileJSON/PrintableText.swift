@@ -11,8 +11,10 @@ package enum PrintableText {
     case 0x0A: singleLine
     case 0x00...0x1F, 0x7F...0x9F: true
     case 0x2028, 0x2029: singleLine
-    case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
-    default: false
+    // Every Bidi_Control scalar (U+061C, U+200E/F, U+202A–E, U+2066–9) by Unicode's own property,
+    // not a hand list that misses one; other format characters (ZWJ, ZWNJ) stay, as emoji and
+    // Persian need them.
+    default: scalar.properties.isBidiControl
     }
   }
 

@@ -59,6 +59,13 @@ import Testing
       ("osc \u{1B}]52;c;eA==\u{07} end", "osc ?]52;c;eA==? end"),
       ("c1 \u{9B}2J", "c1 ?2J"),
       ("bidi \u{202E}txt.exe", "bidi ?txt.exe"),
+      // Every Bidi_Control scalar, U+061C ARABIC LETTER MARK too (issue 37).
+      ("alm \u{061C}a \u{200E}\u{200F}\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}", "alm ?a ??????????"),
+      // Other format characters stay: ZWJ joins an emoji, ZWNJ is part of Persian spelling.
+      (
+        "\u{1F469}\u{200D}\u{1F4BB} \u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}\u{0627}\u{0647}\u{0645}",
+        "\u{1F469}\u{200D}\u{1F4BB} \u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}\u{0627}\u{0647}\u{0645}"
+      ),
       ("two\nlines\ttab", "two\nlines\ttab"),
       ("your password is hunter2!", "your password is [hidden]!"),
       ("hun\u{07}ter2", "hun?ter2"),
