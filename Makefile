@@ -7,6 +7,9 @@ SHELL := /bin/bash
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
 OUT := .build-release
+# SwiftPM with a TMPDIR of its own under $(OUT), removed when it ends: the Swift driver leaves
+# empty TemporaryDirectory.* directories behind (scripts/private-tmp.sh), which stay out of /tmp.
+SWIFTPM := scripts/private-tmp.sh $(CURDIR)/$(OUT)/tmp $(SWIFT)
 BIN := $(OUT)/release/fr-profile
 ARGS ?=
 
@@ -155,7 +158,7 @@ run: release
 	FR_PROFILE_HOME="$(STATE_DIR)" $(BIN) collect $(ARGS)
 
 release: release-inputs
-	$(if $(RELEASE_BUILT),@echo "release: $(BIN) is the one make test built",$(SWIFT) build $(RELEASE_FLAGS))
+	$(if $(RELEASE_BUILT),@echo "release: $(BIN) is the one make test built",$(SWIFTPM) build $(RELEASE_FLAGS))
 
 # What fr-profile's release linker settings name (Package.swift): the linker script that links
 # libstdc++ statically and the object holding the commit. SwiftPM tracks neither, nor the
@@ -171,7 +174,7 @@ release-inputs: deps-build
 	@if [ bench/collect-order.txt -nt $(BIN) ]; then rm -f $(BIN); fi
 
 build: deps-build
-	$(SWIFT) build
+	$(SWIFTPM) build
 
 # One build (docs/development.md "One build"): the suite, the fuzzers and the .deb all come from
 # the release build in $(OUT). The test build (BUILD_RELEASE --build-tests) links the shipped
@@ -197,7 +200,7 @@ test:
 	@$(TIMED) --summary
 
 resolve: deps-build
-	$(SWIFT) package --scratch-path $(OUT) resolve
+	$(SWIFTPM) package --scratch-path $(OUT) resolve
 
 # The phases of `make test` (not meant to be run alone). Only the build's packages are installed
 # before the build; the rest beside it, before any phase that needs them (on a fresh Debian 12
@@ -207,7 +210,7 @@ test-deps:
 test-lint: test-deps
 	@$(TIMED) lint $(MAKE) --no-print-directory lint
 test-build: deps-test-build release-inputs
-	@$(TIMED) build-tests $(SWIFT) build $(BUILD_RELEASE) --build-tests
+	@$(TIMED) build-tests $(SWIFTPM) build $(BUILD_RELEASE) --build-tests
 test-fuzz-build: test-build test-deps
 	@$(TIMED) fuzz-replay-corpus $(MAKE) --no-print-directory fuzz-replay-corpus
 	@$(TIMED) fuzz-build $(MAKE) --no-print-directory fuzz-build
@@ -239,7 +242,7 @@ fuzz-replay-corpus:
 	@for t in $(FUZZ_TARGETS); do "$(BIN_DIR)/$$t" Fuzz/Corpus/$$t || exit 1; done
 
 fuzz-build: $(if $(filter release,$(FUZZ_CONFIGURATION)),release-inputs,deps-build)
-	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product $$t || exit 1; done
+	@for t in $(FUZZ_TARGETS); do $(SWIFTPM) build $(FUZZ_FLAGS) --product $$t || exit 1; done
 
 fuzz: fuzz-build
 	FUZZ_JOBS=$(FUZZ_JOBS) Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN) $(FUZZ_TARGETS)
@@ -307,7 +310,7 @@ check-deb: deps-deb-test deb
 # than the build tree's: the dynamically linked release binary is what umockdev's LD_PRELOAD must
 # reach on users' machines, and the installed one is stripped.
 check-installed: deb
-	$(SWIFT) build $(BUILD_RELEASE) --build-tests
+	$(SWIFTPM) build $(BUILD_RELEASE) --build-tests
 	$(MAKE) --no-print-directory check-installed-only
 
 # The test build as it is (make test: the fuzz build has since recompiled our modules with
