@@ -58,8 +58,29 @@ extension BindingCommandTests {
     return BackgroundSigning(process: process, errors: errors)
   }
 
-  /// Polls `condition` — the event itself: a key file's content, a state /proc shows, neither of
-  /// which notifies — every 5 ms for up to `seconds`; whether it came true.
+  /// Waits up to `seconds` for `condition` about a file in `directory`, checked again whenever a
+  /// file there is created, written or renamed into it (inotify, watched before the first check,
+  /// so no change is missed): the wait ends at the write, with no sleep.
+  func waitForFile(in directory: String, _ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let watch = inotify_init1(Int32(O_CLOEXEC))
+    guard watch >= 0 else { return false }
+    defer { close(watch) }
+    // IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE
+    guard inotify_add_watch(watch, directory, 0x2 | 0x8 | 0x80 | 0x100) >= 0 else { return false }
+    let end = Date().addingTimeInterval(seconds)
+    var events = [UInt8](repeating: 0, count: 4096)
+    while !condition() {
+      let left = end.timeIntervalSinceNow
+      guard left > 0 else { return condition() }
+      var ready = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+      if poll(&ready, 1, Int32(min(left * 1000, 10_000)) + 1) > 0 { _ = read(watch, &events, events.count) }
+    }
+    return true
+  }
+
+  /// Polls `condition` every 5 ms for up to `seconds`; whether it came true. Only for what
+  /// nothing notifies of: a state /proc shows (a process blocked opening a FIFO, a tracer
+  /// attached) has no event to wait on.
   func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
@@ -97,7 +118,7 @@ extension BindingCommandTests {
         _ = "000000\n".withCString { write(writer, $0, 7) }
         close(writer)
         // The attempt's slot is written before the derivation (2^17 scrypt, ~0.5 s) starts.
-        #expect(waitFor(10) { attempts(device)?["failures"] == 1 })
+        #expect(waitForFile(in: device.state + "/bound-keys", 10) { attempts(device)?["failures"] == 1 })
         kill(signing.process.processIdentifier, SIGKILL)
         let (status, _) = signing.finish()
         #expect(signing.process.terminationReason == .uncaughtSignal && status == SIGKILL, "the attempt ended before the kill")

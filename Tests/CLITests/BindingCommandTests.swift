@@ -184,6 +184,7 @@ import Testing
   @Test("an expired interaction: past the callback's timeout, Timeout and no key")
   func slowUserVerificationTimesOut() throws {
     try withDevice { device in
+      // The sleep stands for a user slow to verify (a PAM stack that takes 3 s), not a wait.
       try device.configurePAM(fallback: "pam_exec.so /bin/sleep 3")
       try withServer({
         $0.authenticationType = "BIOMETRIC_ALLOW_FALLBACK"

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import TestSupport
 import Testing
@@ -18,15 +19,15 @@ import Testing
     let leaky = open(marker, O_RDWR | O_CREAT, 0o600)  // no O_CLOEXEC, as libtss2's socket
     #expect(leaky > 2)
     defer { close(leaky) }
-    // The shell lists its own descriptors once the glob's directory descriptor is closed again;
-    // readlink runs in a child of it, against the shell's /proc entry.
-    let listing = try TestProcess.run(
-      ["/bin/sh", "-c", "cd /proc/$$/fd && for f in *; do echo \"$f $(readlink \"$f\")\"; done"], environment: [:])
+    // ls lists the shell's descriptors from a process of its own (its directory descriptor is
+    // its own, not the shell's); `; exit` keeps the shell from becoming ls by exec.
+    let listing = try TestProcess.run(["/bin/sh", "-c", "ls -l /proc/$$/fd; exit $?"], environment: [:])
     #expect(listing.status == 0, "\(listing.stderr)")
+    // "lrwx------ 1 root root 64 Nov 28 02:30 3 -> /tmp/…/leaked-descriptor"
     let open = listing.stdout.split(separator: "\n").compactMap { line -> (Int32, String)? in
-      let parts = line.split(separator: " ", maxSplits: 1)
-      guard let number = parts.first.flatMap({ Int32($0) }), parts.count == 2 else { return nil }
-      return (number, String(parts[1]))
+      let sides = line.components(separatedBy: " -> ")
+      guard sides.count == 2, let number = sides[0].split(separator: " ").last.flatMap({ Int32($0) }) else { return nil }
+      return (number, sides[1])
     }
     #expect(open.contains { $0.0 == 0 }, "\(listing.stdout)")
     #expect(!open.contains { $0.1 == marker }, "the child holds the leaked descriptor: \(listing.stdout)")

@@ -121,6 +121,7 @@ import Testing
   func slowVerificationTimesOut() async throws {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
+    // The sleep stands for a user slow to verify (a PAM stack that takes 2 s), not a wait.
     try "auth required pam_exec.so /bin/sleep 2\naccount required pam_permit.so\n".write(
       toFile: directory + "/fr-profile", atomically: true, encoding: .utf8)
     let store = InMemoryUserKeyStore()

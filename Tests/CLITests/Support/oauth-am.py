@@ -341,6 +341,8 @@ class AMRefreshTokenGrant(grants.RefreshTokenGrant):
 
     def validate_token_request(self):
         if ARGS.refresh_delay_ms > 0:
+            # Stands for a slow token endpoint (--refresh-delay-ms), so that concurrent callers
+            # overlap; it waits for nothing that could be waited on.
             time.sleep(ARGS.refresh_delay_ms / 1000.0)
         try:
             super().validate_token_request()

@@ -22,10 +22,12 @@ printf 'create_certs_tool = /usr/bin/swtpm_localca\ncreate_certs_tool_config = %
   "$work" "$work" > "$work/setup.conf"
 swtpm_setup --tpm2 --tpmstate "$work/state" --create-ek-cert --create-platform-cert --config "$work/setup.conf" --overwrite >/dev/null
 port=$((20000 + RANDOM % 20000 * 2 / 2))
+# --daemon: swtpm binds and listens on both sockets before it forks into the background, so
+# when this command returns the TPM answers (no sleep); its pid is in the pid file.
 swtpm socket --tpm2 --tpmstate dir="$work/state" --server type=tcp,port=$port,bindaddr=127.0.0.1 \
-  --ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear &
-pid=$!
-sleep 0.5
+  --ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear \
+  --daemon --pid file="$work/swtpm.pid"
+pid=$(cat "$work/swtpm.pid")
 tcti="swtpm:host=127.0.0.1,port=$port"
 device=("--state-dir" "$work/device" "--tcti" "$tcti")
 "$binary" identifier --move-to-tpm "${device[@]}" >/dev/null 2>&1
