@@ -44,6 +44,8 @@
  *   nonce          extraData is not the nonce sent
  *   selection      not exactly one bank, sha256, PCRs 0-7 and 14
  *   pcrDigest      SHA-256 of the sent values (ascending PCR order) is not the quoted digest
+ *   enrolledPcrs   CONFIG.boot.enrolledPcrs has values for this EK name and a quoted PCR differs
+ *                  (with an event log or without one)
  * With an event log (TCG PC Client crypto-agile; a SHA-1 legacy log has no sha256 digests):
  *   eventLog       it does not parse, or lacks the sha256 bank or an event's sha256 digest
  *   replay         a quoted PCR is not what the log replays to (PCR 0 from the StartupLocality
@@ -56,11 +58,12 @@
  *                  unexpected event type, no SecureBoot variable (PCR 4 actions' digests too)
  *   secureBootOff  SecureBoot is not 1 and CONFIG.boot.requireSecureBoot is true
  * Without an event log:
- *   enrolledPcrs   CONFIG.boot.enrolledPcrs has values for this EK name and a quoted PCR differs
  *   noEventLog     CONFIG.boot.requireSecureBoot is true: Secure Boot cannot be read without the
- *                  firmware event log (checked after enrolledPcrs)
+ *                  firmware event log
  * On success the node ends "activated" with sharedState "frTpmAttestation.boot" = JSON
  * {"method":"eventLog"|"enrolledPCRs"|"quoteOnly", "secureBoot":true|false|null,
+ *  ("eventLog" whenever the log was read, enrolled values compared too or not; "enrolledPCRs"
+ *  without a log),
  *  "bootApplications":["<hex sha256 of each PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION>"...],
  *  "pcrs":{"0":"<hex>",...}, "note":"<what was and was not proven>"}.
  * The quote proves the TPM's PCRs; only the replayed log says what they measured, and only
@@ -975,6 +978,19 @@ function quoteRound(text, pending) {
   QUOTED_PCRS.forEach(function (pcr) { composite = composite.concat(quote.pcrs[pcr]); });
   if (!equal(sha256(composite), info.pcrDigest)) throw refusal("pcrDigest", "the PCR values sent are not the ones the TPM quoted");
 
+  /* Enrolled values are compared whenever this EK has some, with an event log or without: a log
+   * that replays shows what this boot measured, not that it is the boot enrolled. */
+  var enrolled = enrolledPcrs(pending.ekName);
+  if (enrolled !== null) {
+    QUOTED_PCRS.forEach(function (pcr) {
+      var value = isObject(enrolled) ? enrolled[String(pcr)] : undefined;
+      var decoded = null;
+      try { decoded = typeof value === "string" ? b64uDecode(value) : null; } catch (e) { decoded = null; }
+      if (decoded === null || !equal(decoded, quote.pcrs[pcr])) {
+        throw refusal("enrolledPcrs", "PCR " + pcr + " is not the value enrolled for this TPM: another boot than at enrolment");
+      }
+    });
+  }
   var requireSecureBoot = CONFIG.boot.requireSecureBoot !== false;
   var boot = { method: null, secureBoot: null, bootApplications: [], pcrs: {}, note: null };
   QUOTED_PCRS.forEach(function (pcr) { boot.pcrs[String(pcr)] = hex(quote.pcrs[pcr]); });
@@ -982,23 +998,14 @@ function quoteRound(text, pending) {
     var log = checking("eventLog", function () { return parseEventLog(quote.eventLog); });
     var state = secureBootState(replayLog(log, quote.pcrs));
     if (!state.enabled && requireSecureBoot) throw refusal("secureBootOff", "the firmware event log says Secure Boot is off");
+    /* "eventLog" with enrolled values too: Secure Boot and the applications were read from the log. */
     boot.method = "eventLog";
     boot.secureBoot = state.enabled;
     boot.bootApplications = state.bootApplications;
     boot.note = "Proven: " + QUOTED + ", and the firmware event log replays to them and says Secure Boot is " +
-      (state.enabled ? "on" : "off") + "; not judged: which boot applications those digests are.";
+      (state.enabled ? "on" : "off") + (enrolled !== null ? ", and they equal the values enrolled for this TPM" : "") +
+      "; not judged: which boot applications those digests are.";
   } else {
-    var enrolled = enrolledPcrs(pending.ekName);
-    if (enrolled !== null) {
-      QUOTED_PCRS.forEach(function (pcr) {
-        var value = isObject(enrolled) ? enrolled[String(pcr)] : undefined;
-        var decoded = null;
-        try { decoded = typeof value === "string" ? b64uDecode(value) : null; } catch (e) { decoded = null; }
-        if (decoded === null || !equal(decoded, quote.pcrs[pcr])) {
-          throw refusal("enrolledPcrs", "PCR " + pcr + " is not the value enrolled for this TPM: another boot than at enrolment");
-        }
-      });
-    }
     if (requireSecureBoot) throw refusal("noEventLog", "Secure Boot cannot be read without the firmware event log (the device says: " + deviceText(quote.eventLogMissing) + ")");
     boot.method = enrolled !== null ? "enrolledPCRs" : "quoteOnly";
     boot.note = enrolled !== null

@@ -7,8 +7,9 @@ public struct BootPolicy: Sendable, Equatable {
   /// Refuse a boot whose replayed PCR 7 shows Secure Boot off — and, since only the event log can
   /// show it, a quote without a log.
   public var requireSecureBoot: Bool
-  /// PCR values enrolled for this device earlier (trust on first use), compared when the quote
-  /// comes without an event log.
+  /// PCR values enrolled for this device earlier (trust on first use), compared whenever they are
+  /// given, with an event log or without one: a log that replays shows what this boot measured,
+  /// not that it is the boot enrolled.
   public var enrolledPCRs: [Int: [UInt8]]?
 
   public init(requireSecureBoot: Bool = true, enrolledPCRs: [Int: [UInt8]]? = nil) {
@@ -20,7 +21,8 @@ public struct BootPolicy: Sendable, Equatable {
 /// What a verified boot quote says, and how much that is.
 public struct BootState: Sendable, Equatable {
   public enum Method: String, Sendable {
-    /// The event log replayed to the quoted PCRs; Secure Boot and the boot chain were read from it.
+    /// The event log replayed to the quoted PCRs; Secure Boot and the boot chain were read from it
+    /// (`equalsEnrolled` says whether they were also compared with enrolled values).
     case eventLog
     /// No log: the quoted PCRs equal the ones enrolled for this device.
     case enrolledPCRs
@@ -35,12 +37,17 @@ public struct BootState: Sendable, Equatable {
   public var bootApplications: [[UInt8]]
   /// The quoted values.
   public var pcrs: [Int: [UInt8]]
+  /// The quoted values were compared with the ones enrolled for this device, and are them
+  /// (always so for `enrolledPCRs`).
+  public var equalsEnrolled = false
 
   /// One sentence: what was proven and what was not.
   public var note: String {
     switch method {
     case .eventLog:
-      "The TPM quoted PCRs 0-7 and 14 with the activated attestation key over this nonce, and the firmware event log replays to them: "
+      "The TPM quoted PCRs 0-7 and 14 with the activated attestation key over this nonce"
+        + (equalsEnrolled ? ", they equal the values enrolled for this device (trust on first use)," : "")
+        + " and the firmware event log replays to them: "
         + "Secure Boot was \(secureBoot == true ? "on" : "off") as the firmware measured it into PCR 7 and the boot applications are PCR 4's; "
         + "this shows what was measured, not that the measured code is good."
     case .enrolledPCRs:
@@ -86,8 +93,9 @@ extension AttestationVerifier {
   /// the AM script checks it: the document; the quote signed by the activated AK; a TPM quote
   /// over `nonce` of exactly the SHA-256 bank's `AttestationProtocol.bootPCRs`, whose digest the
   /// sent values hash to; then, with an event log, its replay must equal every quoted PCR and
-  /// only the replayed events are read (Secure Boot from PCR 7, applications from PCR 4);
-  /// without one, the values are compared with the enrolled ones when there are any.
+  /// only the replayed events are read (Secure Boot from PCR 7, applications from PCR 4). The
+  /// values are compared with the enrolled ones when there are any, before the log is read, with
+  /// a log or without one.
   public static func verifyBoot(quote json: JSON, nonce: [UInt8], attestationKey: TPMPublic, policy: BootPolicy = BootPolicy())
     throws(BootRefusal) -> BootState
   {
@@ -117,6 +125,10 @@ extension AttestationVerifier {
     guard PCRComposite.digest(of: quote.pcrs, selection: AttestationProtocol.bootPCRs) == digest else {
       throw BootRefusal(.pcrDigest, "the PCR values sent are not the ones the TPM quoted")
     }
+    if let enrolled = policy.enrolledPCRs, let pcr = AttestationProtocol.bootPCRs.first(where: { enrolled[$0] != quote.pcrs[$0] }) {
+      throw BootRefusal(.enrolledPcrs, "PCR \(pcr) is not the value enrolled for this device: the boot changed since enrolment")
+    }
+    let equalsEnrolled = policy.enrolledPCRs != nil
     switch quote.eventLog {
     case .log(let bytes):
       let replayed: ReplayedLog
@@ -133,20 +145,18 @@ extension AttestationVerifier {
         }
       }
       if policy.requireSecureBoot, !state.enabled { throw BootRefusal(.secureBootOff, "the firmware event log says Secure Boot is off") }
-      return BootState(method: .eventLog, secureBoot: state.enabled, bootApplications: state.bootApplications, pcrs: quote.pcrs)
+      // "eventLog" with enrolled values too: Secure Boot and the applications were read from the log.
+      return BootState(
+        method: .eventLog, secureBoot: state.enabled, bootApplications: state.bootApplications, pcrs: quote.pcrs,
+        equalsEnrolled: equalsEnrolled)
     case .missing(let why):
-      var method = BootState.Method.quoteOnly
-      if let enrolled = policy.enrolledPCRs {
-        if let pcr = AttestationProtocol.bootPCRs.first(where: { enrolled[$0] != quote.pcrs[$0] }) {
-          throw BootRefusal(.enrolledPcrs, "PCR \(pcr) is not the value enrolled for this device: the boot changed since enrolment")
-        }
-        method = .enrolledPCRs
-      }
       if policy.requireSecureBoot {
         throw BootRefusal(
           .noEventLog, "Secure Boot cannot be read without the firmware event log (the device: \(PrintableText.line(why, limit: 200)))")
       }
-      return BootState(method: method, secureBoot: nil, bootApplications: [], pcrs: quote.pcrs)
+      return BootState(
+        method: equalsEnrolled ? .enrolledPCRs : .quoteOnly, secureBoot: nil, bootApplications: [], pcrs: quote.pcrs,
+        equalsEnrolled: equalsEnrolled)
     }
   }
 }

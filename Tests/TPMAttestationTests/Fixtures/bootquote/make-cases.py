@@ -4,12 +4,13 @@ Sources/TPMAttestation), independently of fr-profile's code: a software TPM (swt
 TPM2_Quotes with tpm2-tools 5.4, the firmware event logs are built here from the TCG PC Client
 Platform Firmware Profile, and each log's digests are extended into the TPM with tpm2_pcrextend.
 
-    /usr/bin/python3 Tests/TPMAttestationTests/Fixtures/bootquote/make-cases.py [OUTPUT_DIR]
+    /usr/bin/python3 Tests/TPMAttestationTests/Fixtures/bootquote/make-cases.py [--only NAME,...] [OUTPUT_DIR]
 
 Needs the Debian packages swtpm, swtpm-tools, tpm2-tools (5.4) and openssl; Python's standard
 library only. Writes one <name>.json per case next to this file (or into OUTPUT_DIR), then checks
 them with tools that are not ours: tpm2_checkquote on the quotes, tpm2_eventlog on the logs.
-Every run makes new keys, nonces and signatures, so regenerating rewrites every case.
+Every run makes new keys, nonces and signatures, so regenerating rewrites every case; --only
+makes and writes the cases named (each case carries its own keys, so the others stay valid).
 """
 
 import base64
@@ -26,7 +27,12 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else HERE
+ARGS = sys.argv[1:]
+ONLY = None
+if ARGS[:1] == ["--only"]:
+    ONLY = set(ARGS[1].split(","))
+    ARGS = ARGS[2:]
+OUT = os.path.abspath(ARGS[0]) if ARGS else HERE
 
 SHA1, SHA256 = 0x0004, 0x000B
 QUOTED = [0, 1, 2, 3, 4, 5, 6, 7, 14]
@@ -149,8 +155,10 @@ def separator(pcr, value=b"\0\0\0\0"):
 
 
 def boot(certs, secure_boot=1, startup_locality=True, mok=True, debug_mode=False, extra_separator=None,
-         secure_boot_measured=None):
-    """A UEFI boot with shim and GRUB, in the order firmware logs it."""
+         secure_boot_measured=None, pk_name="PK", after_separator=()):
+    """A UEFI boot with shim and GRUB, in the order firmware logs it. `pk_name` is the name PK is
+    measured under; `after_separator` (GUID, name, data) variables are measured into PCR 7 after
+    its separator, as shim measures SbatLevel."""
     pk, kek, db = certs
     events = []
     if startup_locality:
@@ -166,7 +174,7 @@ def boot(certs, secure_boot=1, startup_locality=True, mok=True, debug_mode=False
                         None if secure_boot_measured is None
                         else variable_data(EFI_GLOBAL_VARIABLE, "SecureBoot", bytes([secure_boot_measured]))))
     events += [
-        Event(7, EV_EFI_VARIABLE_DRIVER_CONFIG, variable_data(EFI_GLOBAL_VARIABLE, "PK", signature_list(EFI_CERT_X509, [pk]))),
+        Event(7, EV_EFI_VARIABLE_DRIVER_CONFIG, variable_data(EFI_GLOBAL_VARIABLE, pk_name, signature_list(EFI_CERT_X509, [pk]))),
         Event(7, EV_EFI_VARIABLE_DRIVER_CONFIG, variable_data(EFI_GLOBAL_VARIABLE, "KEK", signature_list(EFI_CERT_X509, [kek]))),
         Event(7, EV_EFI_VARIABLE_DRIVER_CONFIG, variable_data(EFI_IMAGE_SECURITY_DATABASE, "db", signature_list(EFI_CERT_X509, [db]))),
         Event(7, EV_EFI_VARIABLE_DRIVER_CONFIG, variable_data(
@@ -178,6 +186,7 @@ def boot(certs, secure_boot=1, startup_locality=True, mok=True, debug_mode=False
     events += [separator(pcr) for pcr in range(8)]
     if extra_separator is not None:
         events.append(separator(extra_separator))
+    events += [Event(7, EV_EFI_VARIABLE_DRIVER_CONFIG, variable_data(g, n, d)) for g, n, d in after_separator]
     events += [
         Event(7, EV_EFI_VARIABLE_AUTHORITY, variable_data(EFI_IMAGE_SECURITY_DATABASE, "db", OWNER + db)),
         Event(4, EV_EFI_BOOT_SERVICES_APPLICATION, image_load_event("\\EFI\\debian\\shimx64.efi", 0xE7000),
@@ -350,7 +359,9 @@ def main():
         checks = {}  # name -> (ak, msg, sig, pcr file, nonce, log, pcrs) for the independent tools
 
         def case(name, description, events, log, expect, require_secure_boot=True, enrolled=None, extra_extends=(),
-                 key=AK1, bank="sha256", certify=False, alter=None, quote_nonce=None):
+                 key=AK1, bank="sha256", certify=False, alter=None, quote_nonce=None, tool_log=None):
+            if ONLY is not None and name not in ONLY:
+                return
             nonce = os.urandom(32)
             attest, signature, pcrs, pcr_file = boot_and_quote(
                 work, base, name, events, quote_nonce or nonce, extra_extends, key, bank, certify)
@@ -365,7 +376,8 @@ def main():
             cases.append({"name": name, "description": description, "akPublic": b64u(base["ak1"]), "ekName": ek_name,
                           "nonce": b64u(nonce), "quote": doc, "policy": policy, "expect": expect})
             checks[name] = {"msg": os.path.join(work, name, "msg"), "sig": os.path.join(work, name, "sig"),
-                            "pcrs": pcr_file, "nonce": nonce, "log": log, "values": pcrs, "key": key_name}
+                            "pcrs": pcr_file, "nonce": nonce, "log": log, "values": pcrs, "key": key_name,
+                            "tool_log": tool_log or log}
 
         def accept(method, secure_boot):
             return {"verdict": "accept", "method": method, "secureBoot": secure_boot}
@@ -391,6 +403,12 @@ def main():
             return enrolled
         case("refuse-enrolled-mismatch", "no event log; PCR 4 differs from the one enrolled for this EK (checked before "
              "requireSecureBoot's noEventLog)", normal, None, refuse("enrolledPcrs"), enrolled=other_pcr4)
+        case("accept-enrolled-with-log", "the log replays and says Secure Boot is on, and the quoted PCRs equal the ones "
+             "enrolled for this EK: method eventLog (Secure Boot was read from the log)", normal, crypto_agile_log(normal),
+             accept("eventLog", True), require_secure_boot=False, enrolled=lambda p: p)
+        case("refuse-enrolled-mismatch-with-log", "the log replays, Secure Boot off is allowed, but PCR 4 differs from the "
+             "one enrolled for this EK: enrolled values are compared with a log too (issue 37)", normal,
+             crypto_agile_log(normal), refuse("enrolledPcrs"), require_secure_boot=False, enrolled=other_pcr4)
         case("refuse-no-log", "no event log and a policy that requires Secure Boot", normal, None, refuse("noEventLog"))
         sb_off = boot(certs, secure_boot=0)
         case("refuse-secure-boot-off", "the log replays and says SecureBoot = 0, the policy requires it", sb_off,
@@ -420,6 +438,21 @@ def main():
         lying = boot(certs, secure_boot=1, secure_boot_measured=0)
         case("refuse-secure-boot-digest", "the SecureBoot event's data says 1 but its digest (extended, so the replay "
              "passes) is the hash of the variable with 0", lying, crypto_agile_log(lying), refuse("bootState"))
+        # U+212A KELVIN SIGN is canonically equivalent to "K" (Swift's String == says equal), but a
+        # UEFI variable name is its UTF-16 code units: "P\u212a" is not PK, "\u212aEK" not KEK.
+        # tpm2_eventlog 5.4 cannot print a name that is not ASCII (c16rtomb in the C locale fails),
+        # so it replays a copy with "K" for U+212A: the same digests, so the same replay.
+        def ascii_names(events):
+            kelvin, k = utf16("\u212a"), utf16("K")
+            return crypto_agile_log([Event(e.pcr, e.kind, e.data.replace(kelvin, k), e.measured) for e in events])
+        kelvin_pk = boot(certs, pk_name="P\u212a")
+        case("refuse-kelvin-sign-pk", "PK measured under the name \"P\\u212A\" (KELVIN SIGN, canonically equivalent to "
+             "\"PK\"): not PK but an unexpected variable before PCR 7's separator (issue 37)", kelvin_pk,
+             crypto_agile_log(kelvin_pk), refuse("bootState"), tool_log=ascii_names(kelvin_pk))
+        kelvin_kek = boot(certs, after_separator=[(EFI_GLOBAL_VARIABLE, "\u212aEK", b"\x01")])
+        case("accept-kelvin-sign-kek-after-separator", "a variable \"\\u212AEK\" (KELVIN SIGN) measured into PCR 7 after "
+             "its separator: not KEK (which would be refused there) but another variable, as shim's SbatLevel (issue 37)",
+             kelvin_kek, crypto_agile_log(kelvin_kek), accept("eventLog", True), tool_log=ascii_names(kelvin_kek))
         case("refuse-wrong-nonce", "the quote is over another nonce than the one sent", normal, crypto_agile_log(normal),
              refuse("nonce"), quote_nonce=os.urandom(32))
         case("refuse-unactivated-key", "quoted and signed by a second AK of the same TPM, which was never activated; "
@@ -495,7 +528,7 @@ def independent_checks(work, base, cases, checks):
         if check["log"] is not None:
             log_file = os.path.join(work, name + ".log")
             with open(log_file, "wb") as f:
-                f.write(check["log"])
+                f.write(check["tool_log"])
             r = tool("tpm2_eventlog", log_file)
             parsed = r.returncode == 0
             line += ", tpm2_eventlog " + ("parses" if parsed else "refuses")
