@@ -877,7 +877,9 @@ function uefiVariable(event) {
   return { guid: bytes.slice(0, 16), name: name, data: bytes.slice(32 + 2 * nameLength) };
 }
 
-/* The Secure Boot policy variable this is, when its GUID is the one UEFI defines for its name. */
+/* The Secure Boot policy variable this is, when its GUID is the one UEFI defines for its name.
+ * Names compare by exact UTF-16 code units (=== on strings built one code unit at a time, no
+ * normalization), as SecureBootState.swift does: "P\u212A" (KELVIN SIGN) is not "PK". */
 function securityVariable(variable) {
   if (variable.name === "SecureBoot" || variable.name === "PK" || variable.name === "KEK") {
     return equal(variable.guid, EFI_GLOBAL_VARIABLE) ? variable.name : null;

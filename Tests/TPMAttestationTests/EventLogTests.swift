@@ -116,6 +116,32 @@ struct EventLogTests {
     }
   }
 
+  @Test("variable names compare by UTF-16 code units: \"P\\u{212A}\" (KELVIN SIGN) is not PK, \"\\u{212A}EK\" not KEK (issue 37)")
+  func variableNamesCompareByCodeUnits() throws {
+    // Swift's String == says "P\u{212A}" == "PK" (U+212A is canonically equivalent to "K"); the AM
+    // script compares code units, and so must this verifier.
+    #expect("P\u{212A}" == "PK")
+    var kelvinPK = BuiltLog.standard()
+    var variable = BuiltLog()
+    variable.driverConfig(BuiltLog.efiGlobalVariable, "P\u{212A}", BuiltLog.signatureList("platform key"))
+    kelvinPK.records[2] = variable.records[0]  // PK's event
+    let error = #expect(throws: BootStateError.self) {
+      try SecureBootState(try EventLog(parsing: kelvinPK.bytes).verify(pcrs: kelvinPK.pcrs))
+    }
+    guard case .unexpectedVariable(let name, let sequence)? = error else {
+      Issue.record("\(String(describing: error)) is not an unexpected variable")
+      return
+    }
+    #expect(Array(name.utf16) == [0x50, 0x212A] && sequence == 2)
+    // After the separator any variable but the five may be measured (shim's SbatLevel): one
+    // named "\u{212A}EK" is such a variable, not KEK measured again.
+    var kelvinKEK = BuiltLog.standard()
+    kelvinKEK.driverConfig(BuiltLog.efiGlobalVariable, "\u{212A}EK", [1])
+    let state = try SecureBootState(try EventLog(parsing: kelvinKEK.bytes).verify(pcrs: kelvinKEK.pcrs))
+    #expect(state.enabled)
+    #expect(state.variablesAfterSeparator.map { Array($0.utf16) } == [[0x212A, 0x45, 0x4B]])
+  }
+
   @Test("an EV_NO_ACTION event may name PCR 0xFFFFFFFF (Windows); any other event past PCR 23 is refused")
   func noActionMayNameAnyPCR() throws {
     var built = BuiltLog.standard()

@@ -24,13 +24,14 @@ public struct SecureBootState: Sendable, Equatable {
 
   static let globalVariable = GUID("8be4df61-93ca-11d2-aa0d-00e098032b8c")
   static let imageSecurityDatabase = GUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f")
-  static let debugMode = "UEFI Debug Mode"
+  /// Compared as bytes: a String == would take a canonically equivalent spelling for it.
+  static let debugMode = Array("UEFI Debug Mode".utf8)
 
   public init(_ log: ReplayedLog) throws(BootStateError) {
     let missing = (0...7).filter { !log.pcrs.contains($0) }
     guard missing.isEmpty else { throw .pcrsNotReplayed(missing) }
     var separators: [Int: Int] = [:]
-    var seen: Set<String> = []
+    var seen: Set<SecurityVariable> = []
     var secureBoot: Bool?
     for event in log.events where event.pcr <= 7 && event.type != .noAction {
       let digest = log.digest(event)
@@ -58,26 +59,26 @@ public struct SecureBootState: Sendable, Equatable {
           continue
         }
         guard let known else { throw .unexpectedVariable(name: variable.name, sequence: event.sequence) }
-        guard seen.insert(known).inserted else { throw .duplicateVariable(name: known, sequence: event.sequence) }
+        guard seen.insert(known).inserted else { throw .duplicateVariable(name: known.name, sequence: event.sequence) }
         switch known {
-        case "SecureBoot":
+        case .secureBoot:
           // Firmware without the variable measures it with no data: Secure Boot is not enforced.
           guard variable.data.count <= 1 else {
             throw .malformedVariable(sequence: event.sequence, reason: "SecureBoot is longer than one byte")
           }
           secureBoot = variable.data == [1]
-        case "PK": platformKey = variable.data
-        case "KEK": keyExchangeKeys = variable.data
-        case "db": signatureDatabase = variable.data
-        default: forbiddenSignatures = variable.data
+        case .platformKey: platformKey = variable.data
+        case .keyExchangeKeys: keyExchangeKeys = variable.data
+        case .signatureDatabase: signatureDatabase = variable.data
+        case .forbiddenSignatures: forbiddenSignatures = variable.data
         }
       case (7, .efiVariableAuthority):
         let variable = try UEFIVariable(event)
         try requireDigestOfData("authority \(variable.name)")
         authorities.append(variable.data)
       case (7, .efiAction), (4, .efiAction):
+        guard !(event.pcr == 7 && event.data == Self.debugMode) else { throw .debugMode(sequence: event.sequence) }
         let action = String(decoding: event.data, as: UTF8.self)
-        guard !(event.pcr == 7 && action == Self.debugMode) else { throw .debugMode(sequence: event.sequence) }
         try requireDigestOfData("action \"\(action)\"")
         if event.pcr == 7 { actions.append(action) } else { bootActions.append(action) }
       case (7, _): throw .unexpectedEvent(sequence: event.sequence, pcr: 7, type: event.type)
@@ -91,10 +92,39 @@ public struct SecureBootState: Sendable, Equatable {
   }
 }
 
+/// The five Secure Boot policy variables, each under the GUID UEFI gives it.
+enum SecurityVariable: CaseIterable, Hashable {
+  case secureBoot, platformKey, keyExchangeKeys, signatureDatabase, forbiddenSignatures
+
+  var name: String {
+    switch self {
+    case .secureBoot: "SecureBoot"
+    case .platformKey: "PK"
+    case .keyExchangeKeys: "KEK"
+    case .signatureDatabase: "db"
+    case .forbiddenSignatures: "dbx"
+    }
+  }
+
+  /// The name as the firmware writes it, UTF-16 code units: what a measured name is compared with.
+  var units: [UInt16] { Array(name.utf16) }
+
+  var guid: GUID {
+    switch self {
+    case .secureBoot, .platformKey, .keyExchangeKeys: SecureBootState.globalVariable
+    case .signatureDatabase, .forbiddenSignatures: SecureBootState.imageSecurityDatabase
+    }
+  }
+}
+
 /// UEFI_VARIABLE_DATA: VariableName (GUID, 16 bytes), UnicodeNameLength u64 (in UTF-16 code
 /// units), VariableDataLength u64, UnicodeName (UTF-16LE, no terminator), VariableData.
 struct UEFIVariable {
   var guid: GUID
+  /// The name's UTF-16 code units as measured: the name compared, never `name` (String == holds
+  /// canonically equivalent names equal: "P\u{212A}", with U+212A KELVIN SIGN, == "PK").
+  var units: [UInt16]
+  /// The name for messages (a lone surrogate shown as U+FFFD).
   var name: String
   var data: [UInt8]
 
@@ -110,18 +140,15 @@ struct UEFIVariable {
       32 + 2 * Int(nameLength) + Int(dataLength) == bytes.count
     else { throw malformed("its name and data lengths (\(nameLength), \(dataLength)) do not add up to the event's \(bytes.count) bytes") }
     guid = GUID(bytes: Array(bytes[0..<16]))
-    let units = stride(from: 32, to: 32 + 2 * Int(nameLength), by: 2).map { UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8 }
+    units = stride(from: 32, to: 32 + 2 * Int(nameLength), by: 2).map { UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8 }
     name = String(decoding: units, as: UTF16.self)
     data = Array(bytes[(32 + 2 * Int(nameLength))...])
   }
 
-  /// The Secure Boot policy variable this is, when its GUID is the one UEFI defines for its name.
-  var securityVariable: String? {
-    switch name {
-    case "SecureBoot", "PK", "KEK": guid == SecureBootState.globalVariable ? name : nil
-    case "db", "dbx": guid == SecureBootState.imageSecurityDatabase ? name : nil
-    default: nil
-    }
+  /// The Secure Boot policy variable this is, when its name is one's code unit for code unit and
+  /// its GUID the one UEFI defines for that name (as am/fr-tpm-attestation.js compares them).
+  var securityVariable: SecurityVariable? {
+    SecurityVariable.allCases.first { $0.units == units && $0.guid == guid }
   }
 }
 
