@@ -47,7 +47,9 @@
  *   enrolledPcrs   CONFIG.boot.enrolledPcrs has values for this EK name and a quoted PCR differs
  *                  (with an event log or without one)
  * With an event log (TCG PC Client crypto-agile; a SHA-1 legacy log has no sha256 digests):
- *   eventLog       it does not parse, or lacks the sha256 bank or an event's sha256 digest
+ *   eventLog       it does not parse, lacks the sha256 bank or an event's sha256 digest, or is
+ *                  beyond a bound (MAX_LOG_SIZE bytes, MAX_EVENTS events, MAX_EVENT_SIZE bytes
+ *                  an event: 512 KiB, 4096, 64 KiB), named in the reason
  *   replay         a quoted PCR is not what the log replays to (PCR 0 from the StartupLocality
  *                  event's locality, EV_NO_ACTION not extended): events altered, reordered,
  *                  left out, or an extend outside the log
@@ -676,9 +678,20 @@ var EVENT_NAMES = {
 };
 function eventName(type) { return EVENT_NAMES[type] || "event type 0x" + type.toString(16); }
 
-/* Real events are a few kilobytes (dbx, the largest variable, tens); more algorithms than TPM
- * banks exist is a corrupt table; SHA-512's 64 bytes is the largest digest; PCRs 0-23. */
-var MAX_EVENT_SIZE = 1 << 20;
+/* The log's bounds, the same as EventLog.swift's (maximumLogSize, maximumEvents,
+ * maximumEventSize; both verifiers refuse beyond them as "eventLog", the reason naming the
+ * bound). The log is not signed: only its replay vouches for it, after it was parsed, so a device
+ * could send a megabyte of tiny events and cost this node seconds of CPU (1.2-2 s for 15,600
+ * events of 780 KB, against 40 ms for a real log). Real logs have tens to a few hundred events and
+ * are up to ~100 KB (the largest of Fixtures/eventlogs: 106 events, 73 KB); their largest event
+ * is a variable (dbx) or an option ROM's measurement, tens of kilobytes (36 KB there). 4096
+ * events, 64 KiB an event and 512 KiB a log leave room for that. 512 KiB is 683 Ki characters of
+ * base64url, within QUOTE_MAX_LENGTH, so a log just past the bound is refused here, by name. */
+var MAX_EVENTS = 4096;
+var MAX_EVENT_SIZE = 65536;
+var MAX_LOG_SIZE = 524288;
+/* More algorithms than TPM banks exist is a corrupt table; SHA-512's 64 bytes is the largest
+ * digest; PCRs 0-23. */
 var MAX_ALGORITHMS = 16;
 var MAX_DIGEST_SIZE = 64;
 var PCR_COUNT = 24;
@@ -790,6 +803,9 @@ function specIDAlgorithms(data, offset) {
 /* A whole log: crypto-agile when its first record (always the legacy layout) is the Spec ID
  * event, else SHA-1 legacy. Any byte left over that is not a whole event is an error. */
 function parseEventLog(bytes) {
+  if (bytes.length > MAX_LOG_SIZE) {
+    throw new Error("the event log is " + bytes.length + " bytes, beyond its bound of " + MAX_LOG_SIZE + " bytes a log");
+  }
   var r = new LogReader(bytes);
   var first = legacyEvent(r, 0);
   var log = {};
@@ -797,14 +813,23 @@ function parseEventLog(bytes) {
     log.cryptoAgile = true;
     log.algorithms = specIDAlgorithms(first.data, first.offset);
     log.events = [];
-    while (!r.atEnd()) log.events.push(agileEvent(r, log.events.length, log.algorithms));
+    while (!r.atEnd()) log.events.push(agileEvent(boundedCount(r, log.events), log.events.length, log.algorithms));
   } else {
     log.cryptoAgile = false;
     log.algorithms = [{ id: ALG_SHA1, size: 20 }];
     log.events = [first];
-    while (!r.atEnd()) log.events.push(legacyEvent(r, log.events.length));
+    while (!r.atEnd()) log.events.push(legacyEvent(boundedCount(r, log.events), log.events.length));
   }
   return log;
+}
+
+/* The reader, when another event may follow `events` (the Spec ID event is not counted). */
+function boundedCount(r, events) {
+  if (events.length >= MAX_EVENTS) {
+    throw new Error("the event log has more than " + MAX_EVENTS + " events: event " + events.length + " at offset " + r.offset() +
+      " is beyond its bound of " + MAX_EVENTS + " events a log");
+  }
+  return r;
 }
 
 /* -- Replay (Replay.swift). PCR 0 starts from the StartupLocality event's locality byte (in its

@@ -225,6 +225,42 @@ struct EventLogTests {
     }
   }
 
+  @Test("the log's bounds: 4096 events, 64 KiB an event, 512 KiB a log are parsed; one past each is refused naming it (issue 37)")
+  func boundsAreRefusedByName() throws {
+    #expect(EventLog.maximumEvents == 4096 && EventLog.maximumEventSize == 65536 && EventLog.maximumLogSize == 524288)
+    // EV_NO_ACTION records in PCR 0: 72 bytes with SHA-1 and SHA-256 digests, then the data.
+    func noAction(_ size: Int) -> BuiltLog.Record {
+      BuiltLog.Record(
+        pcr: 0, type: 0x3, data: .init(repeating: 0, count: size), sha256: .init(repeating: 0, count: 32),
+        sha1: .init(repeating: 0, count: 20))
+    }
+    let specID = BuiltLog().bytes.count
+    var events = BuiltLog()
+    events.records = Array(repeating: noAction(0), count: EventLog.maximumEvents)
+    #expect(try EventLog(parsing: events.bytes).events.count == EventLog.maximumEvents)
+    events.records.append(noAction(0))
+    let tooMany = EventLogError.tooManyEvents(offset: specID + 72 * EventLog.maximumEvents, limit: EventLog.maximumEvents)
+    #expect(throws: tooMany) { try EventLog(parsing: events.bytes) }
+    #expect(tooMany.description.contains("beyond its bound of 4096 events"))
+
+    var large = BuiltLog()
+    large.records = [noAction(EventLog.maximumEventSize)]
+    #expect(try EventLog(parsing: large.bytes).events[0].data.count == EventLog.maximumEventSize)
+    large.records = [noAction(EventLog.maximumEventSize + 1)]
+    #expect(throws: EventLogError.sizeOutOfBounds(offset: specID + 68, field: "eventSize", size: 65537, limit: 65536)) {
+      try EventLog(parsing: large.bytes)
+    }
+
+    // Eight full events and one that makes the log exactly 512 KiB.
+    var log = BuiltLog()
+    log.records = Array(repeating: noAction(EventLog.maximumEventSize), count: 7)
+    log.records.append(noAction(EventLog.maximumLogSize - specID - 7 * (72 + EventLog.maximumEventSize) - 72))
+    #expect(log.bytes.count == EventLog.maximumLogSize)
+    #expect(try EventLog(parsing: log.bytes).events.count == 8)
+    #expect(throws: EventLogError.logTooLarge(size: 524289, limit: 524288)) { try EventLog(parsing: log.bytes + [0]) }
+    #expect(EventLogError.logTooLarge(size: 524289, limit: 524288).description.contains("beyond its bound of 524288 bytes"))
+  }
+
   @Test("a duplicate separator is refused though the log replays")
   func duplicateSeparatorIsRefused() throws {
     var built = BuiltLog.standard()

@@ -37,9 +37,23 @@ public struct EventLog: Sendable, Equatable {
   public var algorithms: [Algorithm]
   public var events: [Event]
 
-  /// The largest event data accepted. Real events are a few kilobytes (dbx, the largest UEFI
-  /// variable, tens of kilobytes); a larger size is a corrupt or hostile log.
-  public static let maximumEventSize = 1 << 20
+  // The log's bounds, the same as am/fr-tpm-attestation.js's (MAX_LOG_SIZE, MAX_EVENTS,
+  // MAX_EVENT_SIZE; both verifiers refuse beyond them as "eventLog", naming the bound). The log is
+  // not signed: only its replay vouches for it, after it was parsed, so without bounds a device
+  // could send a megabyte of tiny events and cost the AM node seconds of CPU (1.2-2 s for 15,600
+  // events of 780 KB, against 40 ms for a real log). Real logs have tens to a few hundred events
+  // and are up to ~100 KB (the largest of Fixtures/eventlogs: 106 events, 73 KB); their largest
+  // event is a variable (dbx) or an option ROM's measurement, tens of kilobytes (36 KB there).
+  // 4096 events, 64 KiB an event and 512 KiB a log leave room for that. 512 KiB is 683 Ki
+  // characters of base64url, within the AM script's 1 Mi-character boot quote, so a log just past
+  // the bound is refused by name there too.
+
+  /// The largest log accepted, in bytes: checked before anything is parsed.
+  public static let maximumLogSize = 512 * 1024
+  /// The most events a log may have (the Spec ID event of a crypto-agile log is not counted).
+  public static let maximumEvents = 4096
+  /// The largest event data accepted, in bytes.
+  public static let maximumEventSize = 64 * 1024
   /// More algorithms than TPM banks exist is a corrupt table.
   public static let maximumAlgorithms = 16
   /// SHA-512's 64 bytes is the largest digest a TPM bank has.
@@ -51,6 +65,7 @@ public struct EventLog: Sendable, Equatable {
 
   /// Parses a whole log; any byte left over that is not a whole event is an error.
   public init(parsing bytes: [UInt8]) throws(EventLogError) {
+    guard bytes.count <= Self.maximumLogSize else { throw .logTooLarge(size: bytes.count, limit: Self.maximumLogSize) }
     var reader = LogReader(bytes)
     // The first record always has the legacy layout.
     let first = try Self.legacyEvent(&reader, sequence: 0)
@@ -59,14 +74,23 @@ public struct EventLog: Sendable, Equatable {
       algorithms = try Self.specIDAlgorithms(first.data, offset: first.offset)
       events = []
       while !reader.atEnd {
+        try Self.requireRoom(events, reader)
         events.append(try Self.agileEvent(&reader, sequence: events.count, algorithms: algorithms))
       }
     } else {
       cryptoAgile = false
       algorithms = [Algorithm(id: DigestAlgorithm.sha1.rawValue, digestSize: 20)]
       events = [first]
-      while !reader.atEnd { events.append(try Self.legacyEvent(&reader, sequence: events.count)) }
+      while !reader.atEnd {
+        try Self.requireRoom(events, reader)
+        events.append(try Self.legacyEvent(&reader, sequence: events.count))
+      }
     }
+  }
+
+  /// Another event may follow `events` (at the reader's offset) within `maximumEvents`.
+  static func requireRoom(_ events: [Event], _ reader: LogReader) throws(EventLogError) {
+    guard events.count < maximumEvents else { throw .tooManyEvents(offset: reader.offset, limit: maximumEvents) }
   }
 
   /// TCG_PCR_EVENT: pcrIndex u32, eventType u32, digest[20] (SHA-1), eventSize u32, event.
@@ -196,6 +220,10 @@ public enum EventLogError: Error, Sendable, Equatable, CustomStringConvertible {
   case truncated(offset: Int, field: String)
   /// A size or count beyond what any real log holds (or than its table allows).
   case sizeOutOfBounds(offset: Int, field: String, size: UInt64, limit: Int)
+  /// The log has more bytes than `EventLog.maximumLogSize`.
+  case logTooLarge(size: Int, limit: Int)
+  /// The log has more events than `EventLog.maximumEvents`: the first past it is at `offset`.
+  case tooManyEvents(offset: Int, limit: Int)
   /// An event carries a digest of an algorithm the Spec ID event does not list.
   case unknownAlgorithm(offset: Int, id: UInt16)
   /// One algorithm twice in an event or in the Spec ID table.
@@ -217,6 +245,9 @@ public enum EventLogError: Error, Sendable, Equatable, CustomStringConvertible {
     case .truncated(let offset, let field): "the event log ends inside \(field) at offset \(offset)"
     case .sizeOutOfBounds(let offset, let field, let size, let limit):
       "the event log's \(field) at offset \(offset) is \(size), beyond its bound \(limit)"
+    case .logTooLarge(let size, let limit): "the event log is \(size) bytes, beyond its bound of \(limit) bytes a log"
+    case .tooManyEvents(let offset, let limit):
+      "the event log has more than \(limit) events: event \(limit) at offset \(offset) is beyond its bound of \(limit) events a log"
     case .unknownAlgorithm(let offset, let id):
       "the event at offset \(offset) has a digest of algorithm 0x\(String(id, radix: 16)), which the Spec ID event does not list"
     case .duplicateDigest(let offset, let id): "algorithm 0x\(String(id, radix: 16)) appears twice at offset \(offset)"
