@@ -2,10 +2,19 @@ import Collectors
 
 /// GSettings keys as a GNOME session with the dconf backend sees them, read from files: the
 /// dconf profile /etc/dconf/profile/user, the user's database, the system databases with their
-/// locks, and the schema's default (ScreenLock says the order).
+/// locks, and the schema's default (ScreenLock says the order). The databases are read once, when
+/// the settings are made; the user's through `HomeFiles`, which trusts nothing the user planted.
 struct DconfSettings {
   let system: SystemSource
-  let home: String
+  /// The system databases of the profile, in order, with their paths.
+  let systemDatabases: [(String, GVDBFile)]
+  /// Why a system database could not be used; every lookup is then unknown.
+  let systemProblems: [String]
+  /// The user's database and its path; nil when there is none.
+  let userDatabase: (String, GVDBFile)?
+  /// Why the user's database is not used: not trustworthy, unreadable or malformed. Every key
+  /// a system database does not lock is then unknown.
+  let userProblem: String?
 
   /// A key's value and where it came from, in words.
   struct Lookup {
@@ -13,8 +22,48 @@ struct DconfSettings {
     var description: String
   }
 
+  init(system: SystemSource, home: HomeFiles) {
+    self.system = system
+    let (userName, systemNames) = Self.profile(system)
+    var databases: [(String, GVDBFile)] = []
+    var problems: [String] = []
+    for database in systemNames where !database.contains("/") {
+      let file = "/etc/dconf/db/\(database)"
+      guard let bytes = system.readBytes(file, limit: GVDBFile.maximumSize + 1) else { continue }
+      guard bytes.count <= GVDBFile.maximumSize else {
+        problems.append("\(file) is larger than \(GVDBFile.maximumSizeText)")
+        continue
+      }
+      do throws(GVDBFile.Failure) {
+        databases.append((file, try GVDBFile(bytes)))
+      } catch {
+        problems.append("\(file) is \(error)")
+      }
+    }
+    systemDatabases = databases
+    systemProblems = problems
+    var user: (String, GVDBFile)?
+    var userProblem: String?
+    if let userName, !userName.contains("/") {
+      let relative = [".config", "dconf", userName]
+      let file = home.path(relative)
+      switch home.read(relative, limit: GVDBFile.maximumSize, limitText: GVDBFile.maximumSizeText) {
+      case .missing: break
+      case .untrusted(let why): userProblem = why
+      case .bytes(let bytes):
+        do throws(GVDBFile.Failure) {
+          user = (file, try GVDBFile(bytes))
+        } catch {
+          userProblem = "\(file) is \(error)"
+        }
+      }
+    }
+    userDatabase = user
+    self.userProblem = userProblem
+  }
+
   /// The databases the profile names: the user's first ("user"), then system ones, in order.
-  func profile() -> (user: String?, system: [String]) {
+  static func profile(_ system: SystemSource) -> (user: String?, system: [String]) {
     guard let text = system.readText("/etc/dconf/profile/user", limit: 65536) else { return ("user", []) }
     var user: String?
     var systems: [String] = []
@@ -29,37 +78,17 @@ struct DconfSettings {
   func lookup(schema: String, key: String) -> Lookup {
     let name = "\(schema) \(key)"
     let path = "/" + schema.split(separator: ".").joined(separator: "/") + "/" + key
-    let (userName, systemNames) = profile()
-    var problems: [String] = []
-    var systemDatabases: [(String, GVDBFile)] = []
-    for database in systemNames where !database.contains("/") {
-      let file = "/etc/dconf/db/\(database)"
-      guard let bytes = system.readBytes(file) else { continue }
-      do throws(GVDBFile.Failure) {
-        systemDatabases.append((file, try GVDBFile(bytes)))
-      } catch {
-        problems.append("\(file) is \(error)")
-      }
-    }
-    if !problems.isEmpty { return Lookup(value: nil, description: "\(name) unknown: \(problems.joined(separator: ", "))") }
+    if !systemProblems.isEmpty { return Lookup(value: nil, description: "\(name) unknown: \(systemProblems.joined(separator: ", "))") }
     // A lock in a system database: that database's value (or the default) and nothing above it.
-    if let locking = systemDatabases.firstIndex(where: { $0.1.locks().contains(path) }) {
+    if let locking = systemDatabases.firstIndex(where: { $0.1.isLocked(path) }) {
       for (file, database) in systemDatabases[locking...] {
         if let value = database.value(path) { return Lookup(value: value, description: "\(name) = \(show(value)) (locked in \(file))") }
       }
       return schemaDefault(schema: schema, key: key, note: " (locked in \(systemDatabases[locking].0))")
     }
-    if let userName, !userName.contains("/") {
-      let file = "\(home)/.config/dconf/\(userName)"
-      if let bytes = system.readBytes(file) {
-        do throws(GVDBFile.Failure) {
-          if let value = try GVDBFile(bytes).value(path) {
-            return Lookup(value: value, description: "\(name) = \(show(value)) (\(file))")
-          }
-        } catch {
-          return Lookup(value: nil, description: "\(name) unknown: \(file) is \(error)")
-        }
-      }
+    if let userProblem { return Lookup(value: nil, description: "\(name) unknown: \(userProblem)") }
+    if let (file, database) = userDatabase, let value = database.value(path) {
+      return Lookup(value: value, description: "\(name) = \(show(value)) (\(file))")
     }
     for (file, database) in systemDatabases {
       if let value = database.value(path) { return Lookup(value: value, description: "\(name) = \(show(value)) (\(file))") }

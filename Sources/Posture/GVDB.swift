@@ -10,6 +10,14 @@
 /// a spare byte, and a pointer to the value. An item's full name is its parent's name followed
 /// by its own key ("/" + "org/" + "gnome/" + … + "lock-enabled"), so the table is read by walking
 /// the items rather than by hashing.
+///
+/// The file is another user's to write (`posture --user` as root), so nothing is built in
+/// proportion to what it claims, only to its bytes: a table's counts are checked against the
+/// table's own bytes before use, the items (at most one per 24 bytes) keep their keys as ranges
+/// of the file, a table's keys together may be no longer than the file (gvdb writes each once;
+/// a crafted file of 1 MiB whose items all named one 64 KiB key made gigabytes of names), a
+/// chain of parents ends within 64 items (no recursion), and a name is looked up by comparing it
+/// with each item's chain of keys, never by building full names.
 package struct GVDBFile {
   package enum Failure: Error, Equatable, CustomStringConvertible {
     case notGVDB
@@ -25,16 +33,25 @@ package struct GVDBFile {
     }
   }
 
-  /// A key and where its value lies.
+  /// The largest database posture reads: dconf's databases hold a few kilobytes (a key and its
+  /// value take tens of bytes; a desktop of many applications' settings, tens of kilobytes).
+  package static let maximumSize = 4 << 20
+  /// `maximumSize` in words.
+  package static let maximumSizeText = "4 MiB"
+  /// The deepest chain of parent items: a dconf path of 64 levels is far beyond any schema's.
+  static let maximumDepth = 64
+
+  /// A key and where its value lies: ranges of the file.
   struct Item {
-    var name: String
+    var parent: UInt32
+    var key: Range<Int>
     var type: UInt8
     var value: Range<Int>
   }
 
   let bytes: [UInt8]
-  /// The root table's items by full name.
-  let items: [String: Item]
+  /// The root table's items.
+  let items: [Item]
 
   package init(_ bytes: [UInt8]) throws(Failure) {
     self.bytes = bytes
@@ -44,47 +61,61 @@ package struct GVDBFile {
     items = try Self.table(bytes, try Self.pointer(bytes, at: 16))
   }
 
-  /// The items of the table stored at `range`, by full name.
-  static func table(_ bytes: [UInt8], _ range: Range<Int>) throws(Failure) -> [String: Item] {
+  /// The items of the table stored at `range`, checked: keys and values inside the file, parents
+  /// inside the table, and every chain of parents ending.
+  static func table(_ bytes: [UInt8], _ range: Range<Int>) throws(Failure) -> [Item] {
     guard range.count >= 8 else { throw .malformed("a hash table shorter than its header") }
     let bloomWords = Int(word32(bytes, range.lowerBound) & ((1 << 27) - 1))
     let buckets = Int(word32(bytes, range.lowerBound + 4))
-    let itemsStart = range.lowerBound + 8 + 4 * bloomWords + 4 * buckets
-    guard bloomWords < 1 << 20, buckets < 1 << 20, itemsStart <= range.upperBound, (range.upperBound - itemsStart) % 24 == 0 else {
-      throw .malformed("hash table sizes that do not fit its space")
-    }
+    let words = (range.count - 8) / 4
+    guard bloomWords <= words, buckets <= words - bloomWords else { throw .malformed("hash table sizes that do not fit its space") }
+    let itemsStart = range.lowerBound + 8 + 4 * (bloomWords + buckets)
+    guard (range.upperBound - itemsStart) % 24 == 0 else { throw .malformed("hash table sizes that do not fit its space") }
     let count = (range.upperBound - itemsStart) / 24
-    var raw: [(parent: UInt32, key: String, type: UInt8, value: Range<Int>)] = []
+    var items: [Item] = []
+    items.reserveCapacity(count)  // one per 24 bytes of the table
+    var keyBytes = 0
     for index in 0..<count {
       let at = itemsStart + 24 * index
+      let parent = word32(bytes, at + 4)
+      guard parent == UInt32.max || Int(parent) < count else { throw .malformed("a parent index outside the table") }
       let keyStart = Int(word32(bytes, at + 8))
       let keySize = Int(UInt16(bytes[at + 12]) | UInt16(bytes[at + 13]) << 8)
       guard keyStart <= bytes.count, keySize <= bytes.count - keyStart else { throw .malformed("a key outside the file") }
+      keyBytes += keySize
+      guard keyBytes <= bytes.count else { throw .malformed("keys longer together than the file: they overlap") }
       let type = bytes[at + 14]
       // Only 'v', 'H' and 'L' items point at a value; others carry it in place.
       let value =
         type == UInt8(ascii: "v") || type == UInt8(ascii: "H") || type == UInt8(ascii: "L") ? try pointer(bytes, at: at + 16) : 0..<0
-      raw.append((word32(bytes, at + 4), String(decoding: bytes[keyStart..<(keyStart + keySize)], as: UTF8.self), type, value))
+      items.append(Item(parent: parent, key: keyStart..<(keyStart + keySize), type: type, value: value))
     }
-    var names: [String?] = Array(repeating: nil, count: count)
-    func name(_ index: Int, _ depth: Int) throws(Failure) -> String {
-      if let known = names[index] { return known }
-      guard depth < 64 else { throw .malformed("a cycle of parent items") }
-      let parent = raw[index].parent
-      var full = raw[index].key
-      if parent != UInt32.max {
-        guard Int(parent) < count else { throw .malformed("a parent index outside the table") }
-        full = try name(Int(parent), depth + 1) + full
+    for index in items.indices {
+      var at = index
+      for depth in 0... {
+        let parent = items[at].parent
+        if parent == UInt32.max { break }
+        guard depth < maximumDepth else { throw .malformed("a cycle of parent items, or a chain deeper than \(maximumDepth)") }
+        at = Int(parent)
       }
-      names[index] = full
-      return full
     }
-    var result: [String: Item] = [:]
-    for index in 0..<count {
-      let full = try name(index, 0)
-      result[full] = Item(name: full, type: raw[index].type, value: raw[index].value)
+    return items
+  }
+
+  /// The item of `items` whose full name is `name`: its key ends the name, its parent's key
+  /// comes before that, and so on to an item without a parent at the name's start.
+  func item(_ name: String, in items: [Item]) -> Item? {
+    let name = Array(name.utf8)
+    return items.first { item in
+      var end = name.count
+      var current = item
+      while true {
+        guard current.key.count <= end, bytes[current.key].elementsEqual(name[(end - current.key.count)..<end]) else { return false }
+        end -= current.key.count
+        if current.parent == UInt32.max { return end == 0 }
+        current = items[Int(current.parent)]  // checked by `table`: inside it, and the chain ends
+      }
     }
-    return result
   }
 
   /// A (start, end) pointer at `offset`, checked against the file.
@@ -103,14 +134,16 @@ package struct GVDBFile {
 
   /// The value stored under `key` ("/org/gnome/desktop/screensaver/lock-enabled"), or nil.
   package func value(_ key: String) -> GVariantValue? {
-    guard let item = items[key], item.type == UInt8(ascii: "v") else { return nil }
+    guard let item = item(key, in: items), item.type == UInt8(ascii: "v") else { return nil }
     return GVariantValue(variant: Array(bytes[item.value]))
   }
 
-  /// The keys a system database locks (its ".locks" table), or none.
-  package func locks() -> Set<String> {
-    guard let item = items[".locks"], item.type == UInt8(ascii: "H"), let table = try? Self.table(bytes, item.value) else { return [] }
-    return Set(table.keys)
+  /// Whether a system database locks `key` (names it in its ".locks" table).
+  package func isLocked(_ key: String) -> Bool {
+    guard let locks = item(".locks", in: items), locks.type == UInt8(ascii: "H"), let table = try? Self.table(bytes, locks.value) else {
+      return false
+    }
+    return item(key, in: table) != nil
   }
 }
 

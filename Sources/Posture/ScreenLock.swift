@@ -14,7 +14,8 @@ import ProfileJSON
 /// world-readable state: `UID=`, `TYPE=x11|wayland`, `DESKTOP=`), else `XDG_CURRENT_DESKTOP`
 /// when fr-profile runs inside one. The home directory comes from /etc/passwd (for the caller's
 /// own uid, else `HOME`). `DCONF_PROFILE` and `XDG_CONFIG_HOME` of the session are not seen: the
-/// default profile and ~/.config are read.
+/// default profile and ~/.config are read. The user's files are read through `HomeFiles`: a link,
+/// a FIFO, a file of someone else's or one too large there makes the fact unknown, saying which.
 ///
 /// GNOME: the keys org.gnome.desktop.screensaver `lock-enabled` and `idle-activation-enabled`
 /// and org.gnome.desktop.session `idle-delay` (seconds, 0 = never idle), plus `lock-delay`,
@@ -87,7 +88,7 @@ package struct ScreenLock {
   // MARK: GNOME
 
   func gnome(home: String, session: String) -> PostureFact {
-    let settings = DconfSettings(system: system, home: home)
+    let settings = DconfSettings(system: system, home: HomeFiles(system: system, home: home, uid: uid))
     let lock = settings.lookup(schema: "org.gnome.desktop.screensaver", key: "lock-enabled")
     let activation = settings.lookup(schema: "org.gnome.desktop.screensaver", key: "idle-activation-enabled")
     let idle = settings.lookup(schema: "org.gnome.desktop.session", key: "idle-delay")
@@ -110,8 +111,15 @@ package struct ScreenLock {
   func kde(home: String, session: String) -> PostureFact {
     var autolock: (String, String)?
     var timeout: (String, String)?
-    for path in ["\(home)/.config/kscreenlockerrc", "/etc/xdg/kscreenlockerrc"] {
-      guard let text = system.readText(path, limit: 65536) else { continue }
+    var files: [(path: String, text: String)] = []
+    let home = HomeFiles(system: system, home: home, uid: uid)
+    switch home.read([".config", "kscreenlockerrc"], limit: 65536, limitText: "64 KiB") {
+    case .missing: break
+    case .untrusted(let why): return .unknown("\(session); \(why)")
+    case .bytes(let bytes): files.append((home.path([".config", "kscreenlockerrc"]), String(decoding: bytes, as: UTF8.self)))
+    }
+    if let text = system.readText("/etc/xdg/kscreenlockerrc", limit: 65536) { files.append(("/etc/xdg/kscreenlockerrc", text)) }
+    for (path, text) in files {
       let daemon = iniSection(text, "Daemon")
       if autolock == nil, let value = daemon["Autolock"] { autolock = (value, path) }
       if timeout == nil, let value = daemon["Timeout"] { timeout = (value, path) }

@@ -96,6 +96,21 @@ import Testing
     for path in postureOnly { #expect(posture.contains("\"\(path)"), "posture did not open \(path)") }
   }
 
+  /// A FIFO planted as the user's dconf database: the run ends promptly, the screen lock unknown.
+  @Test func aFIFOInTheUsersHomeDoesNotHangPosture() throws {
+    let tree = try TemporaryTree()
+    defer { tree.remove() }
+    try tree.write("/etc/passwd", "kim:x:1001:1001::/home/kim:/bin/sh\n")
+    try tree.write("/run/systemd/sessions/6", "UID=1001\nTYPE=wayland\nDESKTOP=GNOME\n")
+    try tree.makeDirectory("/home/kim/.config/dconf")
+    #expect(mkfifo(tree.root + "/home/kim/.config/dconf/user", 0o644) == 0)
+    let result = try run(["posture", "--json", "--root", tree.root, "--user", "kim"], timeout: 30)
+    #expect(!result.timedOut && result.status == 0, "\(result.stderr)")
+    let lock = (try? JSONParser.parse(Array(result.stdout.utf8)))?["stable"]?["screenLockOnIdle"]
+    #expect(lock?["value"] == .null)
+    #expect(lock?["reason"]?.stringValue?.contains("/home/kim/.config/dconf/user is a FIFO") == true, "\(result.stdout)")
+  }
+
   @Test func garbageInEveryFileIsUnknownNotACrash() throws {
     let tree = try TemporaryTree()
     defer { tree.remove() }
