@@ -3,6 +3,13 @@ import ProfileJSON
 @_exported import TPMProtocol
 import X509
 
+// Date only, as swift-certificates takes it (FoundationEssentials, not the whole of Foundation).
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// What the verifier keeps between its challenge and the client's answer. Holds no secret: the
 /// credential is kept as its SHA-256 only, so the record may travel in AM's shared state.
 public struct PendingActivation: Sendable, Equatable {
@@ -51,11 +58,16 @@ public struct AttestationVerifier: Sendable {
   /// Names (nameAlg ‖ SHA-256) of endorsement keys trusted without a certificate (a TPM whose
   /// manufacturer stored none; the administrator recorded its EK at enrolment).
   public var trustedEndorsementKeys: [[UInt8]]
+  /// The time EK certificates are validated at; nil: the clock when each is checked.
+  public var validationTime: Date?
 
-  public init(roots: [Certificate], intermediates: [Certificate] = [], trustedEndorsementKeys: [[UInt8]] = []) {
+  public init(
+    roots: [Certificate], intermediates: [Certificate] = [], trustedEndorsementKeys: [[UInt8]] = [], validationTime: Date? = nil
+  ) {
     self.roots = roots
     self.intermediates = intermediates
     self.trustedEndorsementKeys = trustedEndorsementKeys
+    self.validationTime = validationTime
   }
 
   /// Checks the request — the EK certificate chains to a root and certifies the EK (or the EK is
@@ -73,7 +85,7 @@ public struct AttestationVerifier: Sendable {
     var certified = false
     if let certificate = request.endorsementCertificate {
       try await EndorsementCertificate.verify(
-        certificate, endorsementKey: ek, roots: roots, intermediates: intermediates)
+        certificate, endorsementKey: ek, roots: roots, intermediates: intermediates, validationTime: validationTime)
       certified = true
     } else if !trustedEndorsementKeys.contains(ek.name) {
       throw .endorsementKeyUnknown

@@ -20,7 +20,8 @@ public enum AttestationError: Error, Sendable, Equatable, CustomStringConvertibl
   case keyNotBoundToTheTPM
   /// The certified key is not the key of the JWS.
   case keyDiffersFromJWS
-  /// The EK certificate does not chain to a configured manufacturer root (the validator's result).
+  /// The EK certificate does not chain to a configured manufacturer root (the validator's
+  /// result), or is not an EK certificate as the TCG EK Credential Profile describes one.
   case ekCertificateUntrusted(String)
   /// The EK certificate certifies another key than the TPM's endorsement key.
   case ekCertificateForAnotherKey
@@ -48,7 +49,7 @@ public enum AttestationError: Error, Sendable, Equatable, CustomStringConvertibl
     case .certifiesAnotherKey: "the attestation certifies another key"
     case .keyNotBoundToTheTPM: "the certified key is not bound to its TPM (fixedTPM, fixedParent, sensitiveDataOrigin, sign)"
     case .keyDiffersFromJWS: "the certified key is not the key in the JWS"
-    case .ekCertificateUntrusted(let result): "the EK certificate does not chain to a trusted TPM manufacturer root (\(result))"
+    case .ekCertificateUntrusted(let reason): "the EK certificate is refused: \(reason)"
     case .ekCertificateForAnotherKey: "the EK certificate certifies another key than this TPM's endorsement key"
     case .endorsementKeyUnknown: "the TPM sent no EK certificate and its endorsement key is not among the trusted ones"
     case .endorsementKeyNotCanonical:
