@@ -151,7 +151,7 @@ let package = Package(
     // The device's security posture (docs/posture.md): facts read from files without root,
     // each true, false or unknown with its reason. `fr-profile posture` and the signing path's
     // `--posture` use it; collect never does (the profile must not change with posture).
-    .target(name: "Posture", dependencies: ["Collectors", "ProfileJSON"]),
+    .target(name: "Posture", dependencies: ["Collectors", "ProfileJSON", "SystemCalls"]),
     .testTarget(
       name: "PostureTests", dependencies: ["Posture", "Collectors", "ProfileJSON", "TestSupport"], exclude: ["Fixtures"],
       swiftSettings: testCode),
