@@ -683,10 +683,11 @@ function eventName(type) { return EVENT_NAMES[type] || "event type 0x" + type.to
  * bound). The log is not signed: only its replay vouches for it, after it was parsed, so a device
  * could send a megabyte of tiny events and cost this node seconds of CPU (1.2-2 s for 15,600
  * events of 780 KB, against 40 ms for a real log). Real logs have tens to a few hundred events and
- * are up to ~100 KB (the largest of Fixtures/eventlogs: 106 events, 73 KB); their largest event
- * is a variable (dbx) or an option ROM's measurement, tens of kilobytes (36 KB there). 4096
- * events, 64 KiB an event and 512 KiB a log leave room for that. 512 KiB is 683 Ki characters of
- * base64url, within QUOTE_MAX_LENGTH, so a log just past the bound is refused here, by name. */
+ * are up to ~100 KB (Fixtures/eventlogs: at most 106 events, 73 KB); their largest events are
+ * firmware variables (dbx: 12 KB there) and a Windows log's own EV_EVENT_TAG records in PCR 13
+ * (36 KB there). 4096 events, 64 KiB an event and 512 KiB a log leave room for them (40x,
+ * 1.8-5x, 5x). 512 KiB is 683 Ki characters of base64url, within QUOTE_MAX_LENGTH, so a log just
+ * past the bound is refused here, by name. */
 var MAX_EVENTS = 4096;
 var MAX_EVENT_SIZE = 65536;
 var MAX_LOG_SIZE = 524288;

@@ -42,11 +42,11 @@ public struct EventLog: Sendable, Equatable {
   // not signed: only its replay vouches for it, after it was parsed, so without bounds a device
   // could send a megabyte of tiny events and cost the AM node seconds of CPU (1.2-2 s for 15,600
   // events of 780 KB, against 40 ms for a real log). Real logs have tens to a few hundred events
-  // and are up to ~100 KB (the largest of Fixtures/eventlogs: 106 events, 73 KB); their largest
-  // event is a variable (dbx) or an option ROM's measurement, tens of kilobytes (36 KB there).
-  // 4096 events, 64 KiB an event and 512 KiB a log leave room for that. 512 KiB is 683 Ki
-  // characters of base64url, within the AM script's 1 Mi-character boot quote, so a log just past
-  // the bound is refused by name there too.
+  // and are up to ~100 KB (Fixtures/eventlogs: at most 106 events, 73 KB); their largest events
+  // are firmware variables (dbx: 12 KB there) and a Windows log's own EV_EVENT_TAG records in
+  // PCR 13 (36 KB there). 4096 events, 64 KiB an event and 512 KiB a log leave room for them
+  // (40x, 1.8-5x, 5x). 512 KiB is 683 Ki characters of base64url, within the AM script's
+  // 1 Mi-character boot quote, so a log just past the bound is refused by name there too.
 
   /// The largest log accepted, in bytes: checked before anything is parsed.
   public static let maximumLogSize = 512 * 1024
