@@ -32,6 +32,9 @@ package final class FileUserKeyStore: UserKeyStore {
 
   package var name: String { "file" }
 
+  /// The state directory the store is in.
+  package var stateDirectory: String { String(path.dropLast(Self.directoryName.count + 1)) }
+
   /// The directory, checked on the way (nil when it does not exist and `create` is false).
   private func open(create: Bool) throws(KeyStoreError) -> StateDirectory? {
     do {

@@ -88,9 +88,7 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
       "the TPM is in dictionary-attack lockout, and this key was made under the persistent SRK at 0x81000001, which is not noDA "
         + "(tpm2_createprimary's default attributes): the lockout blocks every key under it, with a PIN or without. It recovers "
         + "after the TPM's recovery time, or its owner clears it (tpm2_dictionarylockout --clear-lockout). New keys are no longer "
-        + "made under such an SRK; to end this for good, re-create the SRK with noDA (tpm2_evictcontrol -c 0x81000001, then "
-        + "tpm2_createprimary -C o -G ecc -a 'fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt' "
-        + "-c srk.ctx and tpm2_evictcontrol -c srk.ctx 0x81000001) and bind again"
+        + "made under such an SRK (only under a TCG template's, which is noDA): bind again to end this for good"
     case .failed(let detail): detail
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
       "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"

@@ -1,3 +1,4 @@
+import DeviceIdentity
 import Synchronization
 
 #if canImport(Glibc)
@@ -17,10 +18,19 @@ import Synchronization
 ///     let signature = try tpm.run { try $0.sign(message, with: blob) }   // no Load
 public final class TPMConnection: Sendable {
   public let tcti: String
+  /// Where the names of storage keys checked to be the TPM's template SRK are remembered
+  /// (`storageKeyNamesFile` in that state directory), so a persistent SRK is checked with one
+  /// CreatePrimary once rather than in every process; nil remembers them for the connection.
+  public let stateDirectory: String?
   private let context = Mutex<TPMContext?>(nil)
 
-  public init(tcti: String) {
+  /// The file, in the state directory, of the names of persistent SRKs checked to be the TPM's
+  /// own primary for a TCG SRK template: hex, one a line.
+  public static let storageKeyNamesFile = "tpm-storage-keys"
+
+  public init(tcti: String, stateDirectory: String? = nil) {
     self.tcti = tcti
+    self.stateDirectory = stateDirectory
   }
 
   /// Runs `body` on the connection (opened now if it is not), retrying the whole of it — every
@@ -38,10 +48,17 @@ public final class TPMConnection: Sendable {
       var pause = 0.01
       while true {
         let tpm: TPMContext
-        if let open { tpm = open } else { tpm = try TPMContext(tcti: tcti, keepsObjects: true) }
+        if let open {
+          tpm = open
+        } else {
+          tpm = try TPMContext(tcti: tcti, keepsObjects: true)
+          tpm.knownStorageKeyNames = rememberedStorageKeyNames()
+        }
         open = tpm
         do throws(TPMError) {
-          return try body(tpm)
+          let result = try body(tpm)
+          if let name = tpm.takeCheckedStorageKeyName() { remember(storageKeyName: name, among: tpm.knownStorageKeyNames) }
+          return result
         } catch .busy(let call, let detail) {
           tpm.flushTransients()
           var now = timespec()
@@ -61,6 +78,36 @@ public final class TPMConnection: Sendable {
     }
   }
 
+  /// The names remembered in the state directory; none when there is none or it cannot be
+  /// read (then the persistent SRK is checked again: a cost, never a risk).
+  private func rememberedStorageKeyNames() -> Set<[UInt8]> {
+    guard let stateDirectory,
+      let bytes = try? StateDirectory.open(stateDirectory, create: false).readBytes(
+        Self.storageKeyNamesFile, requirement: .ownerWritable(maximumSize: 4096))
+    else { return [] }
+    return Set(bytes.split(separator: UInt8(ascii: "\n")).compactMap { Self.hexBytes($0) })
+  }
+
+  /// Adds `name` to the state directory's file (best effort: a state directory that cannot be
+  /// written costs a CreatePrimary in the next process).
+  private func remember(storageKeyName name: [UInt8], among names: Set<[UInt8]>) {
+    guard let stateDirectory, let directory = try? StateDirectory.open(stateDirectory, create: true) else { return }
+    let text = names.union([name]).map { $0.map { byte in String(byte, radix: 16).leftPadded() }.joined() }.sorted().joined(separator: "\n")
+    _ = try? directory.write(Self.storageKeyNamesFile, Array((text + "\n").utf8), mode: 0o600, replace: true)
+  }
+
+  static func hexBytes(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+    guard text.count % 2 == 0, !text.isEmpty else { return nil }
+    var bytes: [UInt8] = []
+    var index = text.startIndex
+    while index < text.endIndex {
+      guard let byte = UInt8(String(decoding: text[index..<(index + 2)], as: UTF8.self), radix: 16) else { return nil }
+      bytes.append(byte)
+      index += 2
+    }
+    return bytes
+  }
+
   /// Flushes what the connection loaded and closes it; the next `run` opens a new one.
   public func close() {
     context.withLock { open in
@@ -78,4 +125,9 @@ public final class TPMConnection: Sendable {
       open = nil
     }
   }
+}
+
+extension String {
+  /// Two hex digits.
+  fileprivate func leftPadded() -> String { count < 2 ? "0" + self : self }
 }

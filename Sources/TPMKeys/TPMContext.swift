@@ -88,6 +88,19 @@ public final class TPMContext {
   }
 
   private var persistentSRK = Persistent.unknown
+  /// Names of storage keys known to be this TPM's own primary for a TCG SRK template
+  /// (remembered with the state by the caller, `TPMConnection`): a persistent SRK of such a name
+  /// parents new keys without a CreatePrimary to check it again.
+  public var knownStorageKeyNames: Set<[UInt8]> = []
+  /// A persistent SRK's name this connection checked with CreatePrimary and the caller has not
+  /// taken yet (`takeCheckedStorageKeyName`), to remember.
+  private var checkedStorageKeyName: [UInt8]?
+
+  /// The name a CreatePrimary checked since the last call, once.
+  public func takeCheckedStorageKeyName() -> [UInt8]? {
+    defer { checkedStorageKeyName = nil }
+    return checkedStorageKeyName
+  }
   /// The SRK re-created from its template, once per connection (flushed by `close()`).
   private var templateSRK: ESYS_TR?
   /// Keys loaded for the operations that follow, the most recently used last, as many as leave
@@ -187,22 +200,54 @@ public final class TPMContext {
 
   // MARK: - The storage primary key
 
-  /// The parent of our keys: the persistent SRK at 0x81000001 when the TPM has one that is
-  /// trustworthy (`trustworthySRK`), else the ECC SRK re-created from the standard template (the
-  /// same key every time, from the owner hierarchy's seed, noDA). `required` names the parent an
-  /// existing key was made under: that one or none. Returns its handle, which it is, and
-  /// whether it is noDA. Both are kept for the connection: the look-up is one ReadPublic, the
-  /// template SRK one CreatePrimary, per connection.
+  /// The parent of our keys: the persistent SRK at 0x81000001 when it is the owner seed's own
+  /// primary for a TCG SRK template (`isTemplateStorageKey`), else the ECC SRK re-created from
+  /// the standard template (the same key every time, from the owner hierarchy's seed, noDA).
+  /// Any TPM user can plant a key at 0x81000001 while the owner hierarchy's auth is empty (as
+  /// on Linux by default): keys made under a planted one would be lost when the planter evicts
+  /// it, while a template's primary can be re-created, and the keys made under it load again.
+  /// `required` names the parent an existing key was made under: a key made under the
+  /// persistent SRK loads there, whatever it is (an earlier version took any trustworthy one);
+  /// with none there, under the template SRK (what it was, when it was the template's). Returns
+  /// its handle, which it is, and whether it is noDA. Both are kept for the connection: the
+  /// look-up is one ReadPublic, the template SRK one CreatePrimary, per connection.
   private func storagePrimary(required: TPMKeyBlob.Parent?) throws(TPMError) -> (ESYS_TR, TPMKeyBlob.Parent, noDA: Bool) {
     if required != .templateSRK, let (handle, area) = try persistentStorageKey() {
-      // A key made earlier under the persistent SRK loads only there, whatever it is.
       if required == .persistentSRK { return (handle, .persistentSRK, area?.has(.noDA) ?? false) }
-      if let area, Self.trustworthySRK(area) { return (handle, .persistentSRK, true) }
-    }
-    if let required, required == .persistentSRK {
-      throw .foreignKey(detail: "the key was made under the \(required.rawValue) storage key, which this TPM does not have")
+      if let area, Self.trustworthySRK(area), try isTemplateStorageKey(handle, area) { return (handle, .persistentSRK, true) }
     }
     return (try templateStorageKey(), .templateSRK, true)
+  }
+
+  /// Whether the persistent SRK `handle` is this TPM's own primary for the TCG SRK template of
+  /// its type (ECC P-256 or RSA 2048): its name is a remembered one, or equals the name of
+  /// CreatePrimary from that template (then remembered, `checkedStorageKeyName`). The ECC
+  /// template's primary stays loaded as the template SRK when it is not.
+  private func isTemplateStorageKey(_ handle: ESYS_TR, _ area: TPMPublic) throws(TPMError) -> Bool {
+    let name = try self.name(of: handle)
+    if knownStorageKeyNames.contains(name) { return true }
+    let rsa = area.type != TPMPublic.algECC
+    let primary = rsa ? try createPrimary(frp_srk_rsa_template) : try templateStorageKey()
+    let same = try self.name(of: primary) == name
+    if rsa || same {
+      // The same key as the persistent one (or an RSA key no key of ours is made under): not
+      // kept in one of the TPM's three object slots.
+      _ = frp_Esys_FlushContext(esys, primary)
+      if !rsa { templateSRK = nil }
+    }
+    guard same else { return false }
+    knownStorageKeyNames.insert(name)
+    checkedStorageKeyName = name
+    return true
+  }
+
+  /// The TPM's name of a loaded object (nameAlg ‖ SHA-256 of its public area); no command.
+  private func name(of handle: ESYS_TR) throws(TPMError) -> [UInt8] {
+    var name: UnsafeMutablePointer<TPM2B_NAME>?
+    let rc = frp_Esys_TR_GetName(esys, handle, &name)
+    defer { frp_Esys_Free(name) }
+    guard rc == TSS2_RC_SUCCESS, let name else { throw Self.error("Esys_TR_GetName", rc) }
+    return withUnsafeBytes(of: name.pointee.name) { Array($0.prefix(Int(name.pointee.size))) }
   }
 
   /// The persistent SRK, looked up once (Esys_TR_FromTPMPublic: one ReadPublic, whose answer
@@ -221,9 +266,16 @@ public final class TPMContext {
   /// The SRK from the standard template, made once per connection.
   private func templateStorageKey() throws(TPMError) -> ESYS_TR {
     if let templateSRK { return templateSRK }
+    let handle = try createPrimary(frp_srk_template)
+    templateSRK = handle
+    return handle
+  }
+
+  /// CreatePrimary in the owner hierarchy (its empty auth) from `fillTemplate`'s template.
+  private func createPrimary(_ fillTemplate: (UnsafeMutablePointer<TPM2B_PUBLIC>) -> Void) throws(TPMError) -> ESYS_TR {
     makeRoom(for: 1)
     var template = TPM2B_PUBLIC()
-    frp_srk_template(&template)
+    fillTemplate(&template)
     var sensitive = TPM2B_SENSITIVE_CREATE()
     var outsideInfo = TPM2B_DATA()
     var pcrs = TPML_PCR_SELECTION()
@@ -232,7 +284,6 @@ public final class TPMContext {
       esys, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
       &sensitive, &template, &outsideInfo, &pcrs, &handle, nil, nil, nil, nil)
     guard rc == TSS2_RC_SUCCESS else { throw Self.error("Esys_CreatePrimary", rc) }
-    templateSRK = handle
     return handle
   }
 
@@ -242,11 +293,7 @@ public final class TPMContext {
   public func storageKeyName(_ parent: TPMKeyBlob.Parent) throws(TPMError) -> [UInt8] {
     try operation { () throws(TPMError) -> [UInt8] in
       let (handle, _, _) = try storagePrimary(required: parent)
-      var name: UnsafeMutablePointer<TPM2B_NAME>?
-      let rc = frp_Esys_TR_GetName(esys, handle, &name)
-      defer { frp_Esys_Free(name) }
-      guard rc == TSS2_RC_SUCCESS, let name else { throw Self.error("Esys_TR_GetName", rc) }
-      return withUnsafeBytes(of: name.pointee.name) { Array($0.prefix(Int(name.pointee.size))) }
+      return try name(of: handle)
     }
   }
 
@@ -527,7 +574,14 @@ public final class TPMContext {
     }
     let (parent, kind, _) = try storagePrimary(required: blob.parent)
     makeRoom(for: kind == .persistentSRK ? 2 : 1)
-    let handle = try throughParent(kind) { () throws(TPMError) in try load(blob, parent: parent) }
+    let handle: ESYS_TR
+    do throws(TPMError) {
+      handle = try throughParent(kind) { () throws(TPMError) in try load(blob, parent: parent) }
+    } catch .foreignKey(let detail) where blob.parent == .persistentSRK && kind == .templateSRK {
+      throw .foreignKey(
+        detail: "the key was made under the persistent SRK 0x81000001, which this TPM no longer has (someone evicted it), and that SRK "
+          + "was not the TCG template's storage key, which could be re-created (\(detail))")
+    }
     loadedKeys.append((bytes, handle))
     return handle
   }

@@ -237,3 +237,115 @@ struct PersistentSRKWithoutNoDATests {
     }
   }
 }
+
+/// Issue 37, break 9: any TPM user can plant a storage key at 0x81000001 while the owner
+/// hierarchy's auth is empty (as on Linux by default). Only the owner seed's own primary for a
+/// TCG SRK template parents new keys: one that can be re-created when someone evicts it.
+@Suite(.timeLimit(.minutes(10)))
+struct PlantedSRKTests {
+  /// Runs tpm2-tools against `tpm`, in its state directory; each must succeed.
+  func tools(_ tpm: SWTPM, _ steps: [(String, [String])]) throws {
+    for (tool, arguments) in steps {
+      let result = try tpm.tool(tool, arguments, directory: tpm.stateDirectory)
+      try #require(result.status == 0, "\(tool): \(result.stderr)")
+    }
+  }
+
+  @Test(
+    "a planted SRK with every trustworthy attribute is passed over for new keys, which load after the planter evicts it; an old key under it says what happened"
+  )
+  func plantedStorageKeyIsPassedOver() throws {
+    try withSWTPM { tpm in
+      // A storage key as trustworthy by its attributes as the template's — but a child of
+      // another primary, made by someone else, and evictable by them.
+      let storage = "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt"
+      try tools(
+        tpm,
+        [
+          // No resource manager: every tool's transient objects are flushed after it.
+          ("tpm2_createprimary", ["-C", "o", "-G", "ecc", "-c", "other.ctx"]),
+          ("tpm2_flushcontext", ["-t"]),
+          ("tpm2_create", ["-C", "other.ctx", "-G", "ecc256:aes128cfb", "-a", storage, "-u", "planted.pub", "-r", "planted.priv"]),
+          ("tpm2_flushcontext", ["-t"]),
+          ("tpm2_load", ["-C", "other.ctx", "-u", "planted.pub", "-r", "planted.priv", "-c", "planted.ctx"]),
+          ("tpm2_flushcontext", ["-t"]),
+          ("tpm2_evictcontrol", ["-C", "o", "-c", "planted.ctx", "0x81000001"]),
+          ("tpm2_flushcontext", ["-t"]),
+          (
+            "tpm2_create",
+            [
+              "-C", "0x81000001", "-G", "ecc256:ecdsa-sha256", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|sign|noda",
+              "-u", "old.pub", "-r", "old.priv",
+            ]
+          ),
+        ])
+      let old = TPMKeyBlob(
+        parent: .persistentSRK, publicArea: try PersistentSRKWithoutNoDATests().bytes(tpm.stateDirectory + "/old.pub"),
+        privateArea: try PersistentSRKWithoutNoDATests().bytes(tpm.stateDirectory + "/old.priv"))
+      let context = try TPMContext(tcti: tpm.tcti)
+      let fresh = try context.createSigningKey()
+      #expect(fresh.parent == .templateSRK, "a new key was made under the planted SRK")
+      _ = try context.sign([1], with: old)  // made under it earlier: loads there while it is there
+      context.close()
+      try tools(tpm, [("tpm2_evictcontrol", ["-C", "o", "-c", "0x81000001"])])
+      let after = try TPMContext(tcti: tpm.tcti)
+      _ = try after.sign([2], with: fresh)
+      do {
+        _ = try after.sign([3], with: old)
+        Issue.record("a key made under an evicted SRK loaded")
+      } catch let error as TPMError {
+        guard case .foreignKey(let detail) = error else {
+          Issue.record("expected foreignKey, got \(error)")
+          return
+        }
+        #expect(detail.contains("no longer has") && detail.contains("0x81000001"), "\(detail)")
+      }
+    }
+  }
+
+  /// tpm2-tools fills no unique field (the TCG template has 32 zero bytes in x and y), so its
+  /// primary is another key of the owner seed: one fr-profile could not re-create.
+  @Test("an SRK made with tpm2_createprimary -G ecc and the SRK attributes is not the template's: new keys pass it over")
+  func toolMadeStorageKeyIsPassedOver() throws {
+    try withSWTPM { tpm in
+      try tools(
+        tpm,
+        [
+          (
+            "tpm2_createprimary",
+            [
+              "-C", "o", "-G", "ecc", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt", "-c",
+              "srk.ctx",
+            ]
+          ),
+          ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
+          ("tpm2_flushcontext", ["-t"]),
+        ])
+      let context = try TPMContext(tcti: tpm.tcti)
+      #expect(try context.createSigningKey().parent == .templateSRK)
+      #expect(context.takeCheckedStorageKeyName() == nil)
+    }
+  }
+
+  @Test("the template's own SRK made persistent parents new keys, checked once by CreatePrimary; evicted, its keys load again")
+  func templateStorageKeyIsTakenAndSurvivesEviction() throws {
+    try withSWTPM { tpm in
+      try TPMContext(tcti: tpm.tcti).persistStorageKey()
+      let context = try TPMContext(tcti: tpm.tcti)
+      let key = try context.createSigningKey()
+      #expect(key.parent == .persistentSRK)
+      let checked = try #require(context.takeCheckedStorageKeyName())
+      #expect(context.takeCheckedStorageKeyName() == nil)
+      context.close()
+      // Remembered: a later connection takes it without checking again.
+      let later = try TPMContext(tcti: tpm.tcti)
+      later.knownStorageKeyNames = [checked]
+      #expect(try later.createSigningKey().parent == .persistentSRK)
+      #expect(later.takeCheckedStorageKeyName() == nil)
+      later.close()
+      try tools(tpm, [("tpm2_evictcontrol", ["-C", "o", "-c", "0x81000001"])])
+      let evicted = try TPMContext(tcti: tpm.tcti)
+      _ = try evicted.sign([1], with: key)
+    }
+  }
+}

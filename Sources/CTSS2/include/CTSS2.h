@@ -121,8 +121,9 @@ static inline void frp_pcr_selection(TPML_PCR_SELECTION *out, TPMI_ALG_HASH hash
 // fill the structures in C so that the Swift side needs none of those macros.
 
 /// The storage primary key: the TCG "EK Credential Profile"/"Provisioning Guidance" ECC SRK
-/// template (P-256, AES-128-CFB, restricted decrypt, noDA, empty unique), the same template
-/// `tpm2_createprimary -C o -G ecc` and systemd use, so the primary is the same key each time.
+/// template (P-256, AES-128-CFB, restricted decrypt, noDA, 32-byte zero x and y in unique), so
+/// the primary is the same key each time. `tpm2_createprimary -C o -G ecc` fills no unique
+/// field: its primary is another key (a test shows it).
 static inline void frp_srk_template(TPM2B_PUBLIC *out) {
   memset(out, 0, sizeof *out);
   TPMT_PUBLIC *p = &out->publicArea;
@@ -195,6 +196,18 @@ static inline void frp_ek_rsa_template(TPM2B_PUBLIC *out) {
   p->parameters.rsaDetail.keyBits = 2048;
   p->parameters.rsaDetail.exponent = 0;
   p->unique.rsa.size = 256;
+}
+
+/// The TCG SRK template for RSA 2048 (TPM 2.0 Provisioning Guidance: the EK template L-1 with
+/// userWithAuth and noDA, no policy): what Windows and `swtpm_setup --create-spk` make
+/// persistent at 0x81000001. Only ever created to compare its name with a persistent SRK's.
+static inline void frp_srk_rsa_template(TPM2B_PUBLIC *out) {
+  frp_ek_rsa_template(out);
+  TPMT_PUBLIC *p = &out->publicArea;
+  p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
+                        TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_NODA | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
+  p->authPolicy.size = 0;
+  memset(p->authPolicy.buffer, 0, sizeof p->authPolicy.buffer);
 }
 
 /// An attestation key: a restricted P-256 ECDSA/SHA-256 signing key (it signs only what the TPM

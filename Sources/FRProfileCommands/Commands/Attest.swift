@@ -70,8 +70,9 @@ extension FRProfile {
           after: maxTime,
           "attest \(verb) did not end within --max-time (\(JSONWriter.formatNumber(maxTime)) s): the TPM stopped answering? Raise --max-time if it is slow."
         )
+        let directory = try options.settings.keyStore().directory
         return TPMAttester(
-          connection: ProcessTPM.connection(try TPMExit.tcti(option: tcti)), stateDirectory: try options.settings.keyStore().directory)
+          connection: ProcessTPM.connection(try TPMExit.tcti(option: tcti), stateDirectory: directory), stateDirectory: directory)
       }
     }
 
@@ -364,7 +365,7 @@ extension FRProfile {
       @Option(
         name: .customLong("enrolled-pcrs"),
         help: ArgumentHelp(
-          "PCR values enrolled for this device (JSON {\"0\":hex,…}, e.g. an earlier verdict's \"pcrs\"), compared when there is no event log.",
+          "PCR values enrolled for this device (JSON {\"0\":hex,…}, e.g. an earlier verdict's \"pcrs\"), compared whether or not the device sends its event log.",
           valueName: "FILE"), completion: .file())
       var enrolledPCRs: String?
       @Argument(help: ArgumentHelp("The compact JWS ('-': standard input).", valueName: "JWS"), completion: .file()) var jws: String?

@@ -97,8 +97,8 @@ extension FRProfile {
             throw Failure(
               .negative,
               "the key \(kid) was made under the storage key fr-profile re-creates from its template, which other TPM software "
-                + "does not re-create the same way: provision a persistent SRK at 0x81000001 (tpm2_createprimary -C o -G ecc "
-                + "-c srk.ctx; tpm2_evictcontrol -C o -c srk.ctx 0x81000001), then bind again.")
+                + "does not re-create the same way: provision the TCG template's SRK at 0x81000001 (the RSA 2048 one Windows and "
+                + "swtpm_setup --create-spk make; fr-profile takes a persistent SRK only when it is a TCG template's), then bind again.")
           }
           let pem: String
           do { pem = try TSS2PrivateKey.pem(blob, emptyAuth: true) } catch {

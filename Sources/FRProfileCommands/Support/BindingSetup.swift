@@ -95,7 +95,7 @@ extension BindingOptions {
       }
       choice = parsed
     }
-    let connection = ProcessTPM.connection(tcti)
+    let connection = ProcessTPM.connection(tcti, stateDirectory: files.stateDirectory)
     switch choice ?? .auto {
     case .file: return TPMUserKeyStore(records: files, tcti: tcti, createInTPM: false, connection: connection)
     case .tpm:
@@ -265,8 +265,9 @@ extension StepAnswerer {
         writeStandardError("fr-profile: warning: the server asks for TPM attestation and this device cannot give it: \(reason).\n")
         answer = ["v": 1, "error": .string(reason)]
       } else {
+        let directory = try settings.keyStore().directory
         let attester = TPMAttester(
-          connection: ProcessTPM.connection(try TPMExit.tcti(option: binding.tcti)), stateDirectory: try settings.keyStore().directory)
+          connection: ProcessTPM.connection(try TPMExit.tcti(option: binding.tcti), stateDirectory: directory), stateDirectory: directory)
         self.attester = attester
         do { answer = try attester.request() } catch { throw TPMExit.failure(error, tcti: attester.tcti) }
         if settings.verbose { detail("answered the TPM attestation request (endorsement key and attestation key).") }

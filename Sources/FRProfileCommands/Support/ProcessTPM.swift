@@ -16,12 +16,14 @@ import TPMKeys
 enum ProcessTPM {
   private static let connections = Mutex<[String: TPMConnection]>([:])
 
-  /// The connection to the TPM at `tcti`, opened at its first operation.
-  static func connection(_ tcti: String) -> TPMConnection {
+  /// The connection to the TPM at `tcti`, opened at its first operation; the names of the
+  /// storage keys checked to be the TPM's template SRK are remembered in `stateDirectory` (the
+  /// first caller's: one command has one).
+  static func connection(_ tcti: String, stateDirectory: String?) -> TPMConnection {
     connections.withLock { table in
       if let open = table[tcti] { return open }
       if table.isEmpty { atexit { ProcessTPM.closeAll() } }
-      let connection = TPMConnection(tcti: tcti)
+      let connection = TPMConnection(tcti: tcti, stateDirectory: stateDirectory)
       table[tcti] = connection
       return connection
     }
