@@ -394,6 +394,8 @@ class Bench:
         "bind, PIN": ["ReadPublic", "StartAuthSession", "Create", "Load", "Sign", "FlushContext"],
         "sign": ["ReadPublic", "Load", "Sign", "FlushContext"],
         "sign, PIN": ["ReadPublic", "StartAuthSession", "Load", "Sign", "FlushContext"],
+        # With a persistent SRK the first operation of a state directory also checks it is the TCG
+        # template's (issue 37): CreatePrimary of the template and its FlushContext, once.
         "attest request (first)": ["NV_ReadPublic", "NV_ReadPublic", "NV_Read", "NV_Read", "ReadPublic", "ReadPublic", "Create"],
         "attest request (later)": ["ReadPublic", "ReadPublic"],
         "attest answer": ["ReadPublic", "Load", "StartAuthSession", "PolicySecret", "ActivateCredential", "FlushContext"],
