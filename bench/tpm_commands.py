@@ -389,13 +389,13 @@ def first_input(body, suffix):
 class Bench:
     # The fewest commands each operation needs (with a persistent SRK; without one, each process
     # adds CreatePrimary of the SRK and its FlushContext, and the ReadPublic of 0x81000001 fails).
+    # With a persistent SRK the first operation of a state directory (bind, here) also checks that
+    # it is the TCG template's, once (issue 37): CreatePrimary of the template and its FlushContext.
     MINIMAL = {
         "bind": ["ReadPublic", "Create", "Load", "Sign", "FlushContext"],
         "bind, PIN": ["ReadPublic", "StartAuthSession", "Create", "Load", "Sign", "FlushContext"],
         "sign": ["ReadPublic", "Load", "Sign", "FlushContext"],
         "sign, PIN": ["ReadPublic", "StartAuthSession", "Load", "Sign", "FlushContext"],
-        # With a persistent SRK the first operation of a state directory also checks it is the TCG
-        # template's (issue 37): CreatePrimary of the template and its FlushContext, once.
         "attest request (first)": ["NV_ReadPublic", "NV_ReadPublic", "NV_Read", "NV_Read", "ReadPublic", "ReadPublic", "Create"],
         "attest request (later)": ["ReadPublic", "ReadPublic"],
         "attest answer": ["ReadPublic", "Load", "StartAuthSession", "PolicySecret", "ActivateCredential", "FlushContext"],
@@ -549,16 +549,21 @@ class Bench:
 
     def check_goals(self):
         missed = ["%s in clear on the bus" % leak for leak in self.pin_leaks()]
-        for result in self.results:
+        # The first operation of the state directory checks a persistent SRK once (issue 37): one
+        # CreatePrimary of its template (RSA for --create-spk's) and its FlushContext.
+        srk_check = 1 if self.persistent_srk else 0
+        for index, result in enumerate(self.results):
             # The persistent EK is read, never re-created, once the first request found it.
             if "(first)" not in result["operation"]:
                 rsa = [entry for entry in result["commands"] if entry.get("type") == "rsa"]
-                if rsa:
+                if len(rsa) > (srk_check if index == 0 else 0):
                     missed.append("%s: %d RSA CreatePrimary" % (result["operation"], len(rsa)))
-        for result in self.results:
+        for index, result in enumerate(self.results):
             goal = self.GOALS.get(result["operation"])
             if goal is None:
                 continue
+            if index == 0:
+                goal += 2 * srk_check
             if not self.persistent_srk:
                 goal += 2
             if len(result["commands"]) > goal:
