@@ -182,9 +182,11 @@ public final class SWTPM {
     pid = 0
   }
 
+  /// Removes the state directory with everything in it: swtpm's files and what tests put there
+  /// (tpm2-tools' contexts and key files; removing only swtpm's names left one directory in
+  /// /tmp per such test).
   public func removeState() {
-    for name in ["tpm2-00.permall", "tpm2-00.volatile", ".lock"] { unlink(stateDirectory + "/" + name) }
-    rmdir(stateDirectory)
+    try? FileManager.default.removeItem(atPath: stateDirectory)
   }
 
   deinit {
