@@ -20,7 +20,9 @@ enum AMScript {
       (FileManager.default.enumerator(atPath: packageRoot + "/Tests/AMScript/" + folder)?.allObjects as? [String] ?? [])
         .filter { $0.hasSuffix(".java") }.map { packageRoot + "/Tests/AMScript/\(folder)/" + $0 }
     }
-    guard let compiled = try? CLITests.run(["-cp", rhinoJar, "-d", directory] + sources, executable: "/usr/bin/javac"),
+    // -XX:-UsePerfData (here and for the server): no /tmp/hsperfdata_<user> left behind.
+    guard
+      let compiled = try? CLITests.run(["-J-XX:-UsePerfData", "-cp", rhinoJar, "-d", directory] + sources, executable: "/usr/bin/javac"),
       compiled.status == 0
     else {
       return .failure(ScriptError("javac failed on Tests/AMScript/stubs and server (is openjdk-17-jdk-headless installed?)"))
@@ -35,7 +37,7 @@ enum AMScript {
   static let server: Result<LineServer, ScriptError> = stubs.map { classes in
     LineServer(
       [
-        "/usr/bin/java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dfile.encoding=UTF-8",
+        "/usr/bin/java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Dfile.encoding=UTF-8",
         "-cp", rhinoJar + ":" + classes, "AMScriptServer", packageRoot + "/Tests/AMScript/harness.js",
       ], environment: [:], errorLog: classes + "/server.log")
   }
