@@ -69,6 +69,8 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
   case lockout
   /// The lockout blocks a key through its parent (`TPMError.lockoutThroughParent`).
   case lockoutThroughParent
+  /// The TPM did not answer in time (`TPMError.timedOut`).
+  case timedOut(detail: String)
   case failed(detail: String)
   /// The hardware's library cannot be loaded (tpm2-tss is opened with dlopen on first use):
   /// `soname`, the Debian package that ships it (`debian13Package` on Debian 13), dlerror's text.
@@ -89,7 +91,7 @@ package enum HardwareKeyError: Error, Sendable, Equatable, CustomStringConvertib
         + "(tpm2_createprimary's default attributes): the lockout blocks every key under it, with a PIN or without. It recovers "
         + "after the TPM's recovery time, or its owner clears it (tpm2_dictionarylockout --clear-lockout). New keys are no longer "
         + "made under such an SRK (only under a TCG template's, which is noDA): bind again to end this for good"
-    case .failed(let detail): detail
+    case .failed(let detail), .timedOut(let detail): detail
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
       "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
         + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)")
@@ -221,6 +223,7 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
     case .busy(let call, let detail): .failed(detail: "the TPM stayed busy (\(call): \(detail))")
     case .corrupt(let reason): .failed(detail: "the TPM key blob is corrupt (\(reason))")
     case .failed(let call, let detail): .failed(detail: "the TPM refused \(call): \(detail)")
+    case .timedOut: .timedOut(detail: "\(error) at \(tcti)")
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
       .libraryUnavailable(soname: soname, package: package, debian13Package: debian13Package, reason: reason)
     }

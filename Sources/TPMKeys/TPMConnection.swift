@@ -28,9 +28,13 @@ public final class TPMConnection: Sendable {
   /// own primary for a TCG SRK template: hex, one a line.
   public static let storageKeyNamesFile = "tpm-storage-keys"
 
-  public init(tcti: String, stateDirectory: String? = nil) {
+  /// Seconds each TPM response may take (`TPMContext.responseTimeout`).
+  public let responseTimeout: Double
+
+  public init(tcti: String, stateDirectory: String? = nil, responseTimeout: Double = TPMContext.defaultResponseTimeout) {
     self.tcti = tcti
     self.stateDirectory = stateDirectory
+    self.responseTimeout = responseTimeout
   }
 
   /// Runs `body` on the connection (opened now if it is not), retrying the whole of it — every
@@ -51,7 +55,7 @@ public final class TPMConnection: Sendable {
         if let open {
           tpm = open
         } else {
-          tpm = try TPMContext(tcti: tcti, keepsObjects: true)
+          tpm = try TPMContext(tcti: tcti, keepsObjects: true, responseTimeout: responseTimeout)
           tpm.knownStorageKeyNames = rememberedStorageKeyNames()
         }
         open = tpm
@@ -73,6 +77,11 @@ public final class TPMConnection: Sendable {
           tpm.close()
           open = nil
           throw .unavailable(tcti: at.isEmpty ? tcti : at, detail: detail)
+        } catch .timedOut(let seconds) {
+          // A response may still come: the connection is out of step with the TPM.
+          tpm.close()
+          open = nil
+          throw .timedOut(seconds: seconds)
         }
       }
     }

@@ -3,6 +3,8 @@
 // (Inline /* TPM2_… */ comments name the TPM constants where their numbers are used.)
 import CTSS2
 import Crypto
+import Dispatch
+import Synchronization
 import TPMProtocol
 
 @_exported import struct TPMProtocol.TPMKeyBlob
@@ -134,18 +136,49 @@ public final class TPMContext {
     return try connection.run(budget: budget, body)
   }
 
+  /// How long a socket TCTI (swtpm's, mssim's) waits for a response by default.
+  public static let defaultResponseTimeout: Double = 60
+  /// Seconds an operation (or opening the connection) may wait for the TPM before it fails
+  /// with `.timedOut`. On a socket TCTI (swtpm's, mssim's) a deadline shuts the sockets to the
+  /// TCTI's ports down when it passes, and the blocked receive returns: tpm2-tss's socket TCTIs
+  /// ignore `Esys_SetTimeout`, implement no poll handles, connect anew while they are
+  /// initialised (swtpm's sends a control command then, which a stopped TPM never answers), and
+  /// ESAPI's synchronous calls retry TRY_AGAIN for ever, so no per-socket receive timeout set
+  /// from outside reaches every wait. The device TCTI's reads are bounded by the kernel's TPM
+  /// driver (its command durations, at most minutes), not by this.
+  public let responseTimeout: Double
+  /// The TCTI's ports on the loopback or host it names (`swtpm:`/`mssim:` only), for the
+  /// deadline.
+  private let socketPeer: SocketPeer?
+  /// Whether a response did not come in time: nothing more is sent on this connection.
+  private var silent = false
+  /// Set by a deadline that fired (from its own thread).
+  private let deadlinePassed = DeadlineFlag()
+
   /// Connects to the TPM at `tcti`. No command is sent: the first one an operation needs
   /// tells whether a TPM answers there (`probe()` when there is no operation yet); a TCTI that
   /// cannot be opened (no device, nothing listening at the port) fails here.
-  public init(tcti: String, keepsObjects: Bool = false) throws(TPMError) {
+  public init(tcti: String, keepsObjects: Bool = false, responseTimeout: Double = TPMContext.defaultResponseTimeout)
+    throws(TPMError)
+  {
     self.tcti = tcti
     self.keepsObjects = keepsObjects
+    self.responseTimeout = responseTimeout
+    socketPeer = SocketPeer(tcti: tcti)
     // tpm2-tss logs every TPM error response to stderr; ours are mapped to TPMError and
     // reported once, so its log stays off unless the user asks for it (TSS2_LOG=all+debug).
     setenv("TSS2_LOG", "all+NONE", 0)
     try Self.loadLibraries()
     var loaded: OpaquePointer?
-    var rc = frp_Tss2_TctiLdr_Initialize(tcti, &loaded)
+    let opened = withDeadline { frp_Tss2_TctiLdr_Initialize(tcti, &loaded) }
+    if deadlinePassed.value.load(ordering: .acquiring) {
+      if let loaded {
+        var context: OpaquePointer? = loaded
+        frp_Tss2_TctiLdr_Finalize(&context)
+      }
+      throw .timedOut(seconds: responseTimeout)
+    }
+    var rc = opened
     guard rc == TSS2_RC_SUCCESS, let loaded else { throw .unavailable(tcti: tcti, detail: Self.decode(rc)) }
     tctiContext = loaded
     var context: OpaquePointer?
@@ -171,13 +204,51 @@ public final class TPMContext {
       operationDepth -= 1
       if operationDepth == 0, !keepsObjects { flushTransients() }
     }
+    guard operationDepth == 1 else { return try body() }
+    do { return try withDeadline(body) } catch .unavailable(let at, let detail) {
+      // The TCTI's I/O error once the deadline shut its sockets is the TPM's silence.
+      if deadlinePassed.value.load(ordering: .acquiring) {
+        silent = true
+        throw .timedOut(seconds: responseTimeout)
+      }
+      throw .unavailable(tcti: at, detail: detail)
+    }
+  }
+
+  /// `body` under the deadline: past `responseTimeout`, a timer shuts down this process's
+  /// sockets to the TCTI's ports, which ends the TCTI's blocked receive (and every later one:
+  /// the connection is over). Nothing for a TCTI that is not a socket.
+  private func withDeadline<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    guard let socketPeer, !silent else { return try body() }
+    let timer = DispatchWorkItem { [deadlinePassed] in
+      deadlinePassed.value.store(true, ordering: .releasing)
+      for fd in Self.socketDescriptors() where socketPeer.matches(fd) { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + responseTimeout, execute: timer)
+    defer { timer.cancel() }
     return try body()
+  }
+
+  /// The descriptors of this process that are sockets (/proc/self/fd).
+  static func socketDescriptors() -> Set<Int32> {
+    guard let directory = opendir("/proc/self/fd") else { return [] }
+    defer { closedir(directory) }
+    let own = dirfd(directory)
+    var found: Set<Int32> = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      guard let fd = Int32(name), fd != own else { continue }
+      var info = stat()
+      if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { found.insert(fd) }
+    }
+    return found
   }
 
   /// Flushes the keys, the session and the template SRK this context loaded; what it looked up
   /// (the persistent SRK and EKs, which take no slot) stays known.
   func flushTransients() {
-    guard esys != nil else { return }
+    // A TPM that stopped answering gets no more commands (each would wait the timeout again).
+    guard esys != nil, !silent else { return }
     for key in loadedKeys { _ = frp_Esys_FlushContext(esys, key.handle) }
     loadedKeys = []
     if let session = authSession { _ = frp_Esys_FlushContext(esys, session) }
@@ -756,5 +827,62 @@ public final class TPMContext {
     // of a connection is the probe that used to be a GetRandom of its own.
     if base == 0x100 || base == 0x101 { return .unavailable(tcti: "", detail: decode(rc)) }
     return .failed(call: call, detail: decode(rc))
+  }
+}
+
+/// Whether a deadline fired: set on the timer's thread, read on the operation's.
+final class DeadlineFlag: Sendable {
+  let value = Atomic<Bool>(false)
+}
+
+/// The TPM a socket TCTI connects to (`swtpm:host=H,port=P`, `mssim:…`; defaults localhost and
+/// 2321): its command port P and control port P+1, and its address when the TCTI names one.
+struct SocketPeer: Sendable {
+  let ports: Set<UInt16>
+  /// The host's address bytes when it is an IPv4 or IPv6 literal; nil matches any address.
+  let address: [UInt8]?
+
+  init?(tcti: String) {
+    let name = tcti.prefix { $0 != ":" }
+    guard name == "swtpm" || name == "mssim" else { return nil }
+    var host = "localhost"
+    var port = 2321
+    for item in tcti.dropFirst(name.count + 1).split(separator: ",") {
+      let pair = item.split(separator: "=", maxSplits: 1)
+      guard pair.count == 2 else { continue }
+      if pair[0] == "host" { host = String(pair[1]) }
+      if pair[0] == "port", let value = Int(pair[1]), (1..<65535).contains(value) { port = value }
+    }
+    ports = [UInt16(port), UInt16(port + 1)]
+    var v4 = in_addr()
+    var v6 = in6_addr()
+    if inet_pton(AF_INET, host, &v4) == 1 {
+      address = withUnsafeBytes(of: v4) { Array($0) }
+    } else if inet_pton(AF_INET6, host, &v6) == 1 {
+      address = withUnsafeBytes(of: v6) { Array($0) }
+    } else {
+      address = nil
+    }
+  }
+
+  /// Whether `fd` is a socket connected to this TPM.
+  func matches(_ fd: Int32) -> Bool {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let named = withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+    }
+    guard named else { return false }
+    let (port, bytes): (UInt16, [UInt8])
+    switch Int32(storage.ss_family) {
+    case AF_INET:
+      let peer = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
+      (port, bytes) = (UInt16(bigEndian: peer.sin_port), withUnsafeBytes(of: peer.sin_addr) { Array($0) })
+    case AF_INET6:
+      let peer = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
+      (port, bytes) = (UInt16(bigEndian: peer.sin6_port), withUnsafeBytes(of: peer.sin6_addr) { Array($0) })
+    default: return false
+    }
+    return ports.contains(port) && (address == nil || address == bytes)
   }
 }

@@ -28,6 +28,9 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
   case corrupt(reason: String)
   /// Any other TPM or tpm2-tss failure: the ESAPI call and the decoded response code.
   case failed(call: String, detail: String)
+  /// The TPM sent no response within `seconds` (`TPMContext.responseTimeout`): it stopped
+  /// answering. The connection is closed; the next operation opens a new one.
+  case timedOut(seconds: Double)
   /// A tpm2-tss library cannot be loaded (they are opened with dlopen on first use, not
   /// linked): `soname` is the library that failed, `package` the Debian package that ships it
   /// (`debian13Package` on Debian 13), `reason` dlerror's text.
@@ -46,6 +49,8 @@ public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
     case .tpmChanged(let detail), .attestationKey(let detail): detail
     case .corrupt(let reason): "the TPM key blob is corrupt (\(reason))"
     case .failed(let call, let detail): "\(call) failed: \(detail)"
+    case .timedOut(let seconds):
+      "the TPM did not answer within \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s (it stopped answering?)"
     case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
       "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
         + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)")

@@ -9,7 +9,7 @@ import X509
 /// the recorded TPM's EK issued by openssl under a CA made here (an empty subject, as the profile
 /// has it), with the subjectAltName and extendedKeyUsage each case needs, and validated at a time
 /// the test chooses.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct EKCertificatePolicyTests {
   /// A CA and `leaf(…)`: certificates for the recorded EK with the extensions a case names.
   struct Issuer {

@@ -238,6 +238,35 @@ struct PersistentSRKWithoutNoDATests {
   }
 }
 
+/// Issue 37 (from round 4): a TPM that stops answering ends the operation at the response
+/// timeout (the receive timeout on the swtpm TCTI's sockets), and nothing more is sent.
+@Suite(.timeLimit(.minutes(10)))
+struct SilentTPMTests {
+  @Test("an operation on a stopped swtpm throws timedOut after the response timeout, not never")
+  func aStoppedTPMTimesOut() throws {
+    try withSWTPM { tpm in
+      let connection = TPMConnection(tcti: tpm.tcti, responseTimeout: 1)
+      defer { connection.close() }
+      let key = try connection.run { (context) throws(TPMError) in try context.createSigningKey() }
+      kill(tpm.pid, SIGSTOP)
+      defer { kill(tpm.pid, SIGCONT) }
+      var start = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &start)
+      #expect(throws: TPMError.timedOut(seconds: 1)) {
+        _ = try connection.run { (context) throws(TPMError) in try context.sign([1], with: key) }
+      }
+      var end = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &end)
+      #expect(end.tv_sec - start.tv_sec < 10)
+      // Answering again, the TPM serves a new connection (once the objects the abandoned one left
+      // in swtpm's three slots, with no resource manager to flush them, are flushed).
+      kill(tpm.pid, SIGCONT)
+      #expect(try tpm.tool("tpm2_flushcontext", ["-t"]).status == 0)
+      _ = try connection.run { (context) throws(TPMError) in try context.sign([2], with: key) }
+    }
+  }
+}
+
 /// Issue 37, break 9: any TPM user can plant a storage key at 0x81000001 while the owner
 /// hierarchy's auth is empty (as on Linux by default). Only the owner seed's own primary for a
 /// TCG SRK template parents new keys: one that can be re-created when someone evicts it.

@@ -63,16 +63,17 @@ extension FRProfile {
         guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
       }
 
-      /// The attester, once the deadline is armed: a TPM that stops answering mid-command would
-      /// otherwise hold the command for ever (tpm2-tss waits on a silent TCTI).
+      /// The attester, each TPM response bounded by --max-time (the library's receive timeout on
+      /// a socket TCTI: exit 75 naming the TPM); the watchdog, 2 s later, is the backstop for
+      /// what no timeout reaches (tpm2-tss waits on a silent TCTI).
       func attester(_ verb: String) throws -> TPMAttester {
         armWatchdog(
-          after: maxTime,
+          after: maxTime + FRProfile.Journey.watchdogGrace,
           "attest \(verb) did not end within --max-time (\(JSONWriter.formatNumber(maxTime)) s): the TPM stopped answering? Raise --max-time if it is slow."
         )
         let directory = try options.settings.keyStore().directory
-        return TPMAttester(
-          connection: ProcessTPM.connection(try TPMExit.tcti(option: tcti), stateDirectory: directory), stateDirectory: directory)
+        let connection = ProcessTPM.connection(try TPMExit.tcti(option: tcti), stateDirectory: directory, responseTimeout: maxTime)
+        return TPMAttester(connection: connection, stateDirectory: directory)
       }
     }
 

@@ -77,6 +77,7 @@ enum TPMExit {
           + "server, then run 'fr-profile attest request --replace' and bind again.")
     case .lockout, .lockoutThroughParent, .wrongAuthValue: Failure(.tpmLockout, error.description + ".")
     case .failed(let detail): Failure(.tpmFailure, detail + ".")
+    case .timedOut(let detail): Failure(.timedOut, detail + ". Check the TPM (or swtpm) at --tcti; raise --max-time if it is slow.")
     case .libraryUnavailable: Failure(.libraryMissing, error.description + ".")
     }
   }

@@ -19,11 +19,13 @@ enum ProcessTPM {
   /// The connection to the TPM at `tcti`, opened at its first operation; the names of the
   /// storage keys checked to be the TPM's template SRK are remembered in `stateDirectory` (the
   /// first caller's: one command has one).
-  static func connection(_ tcti: String, stateDirectory: String?) -> TPMConnection {
+  static func connection(_ tcti: String, stateDirectory: String?, responseTimeout: Double = TPMContext.defaultResponseTimeout)
+    -> TPMConnection
+  {
     connections.withLock { table in
       if let open = table[tcti] { return open }
       if table.isEmpty { atexit { ProcessTPM.closeAll() } }
-      let connection = TPMConnection(tcti: tcti, stateDirectory: stateDirectory)
+      let connection = TPMConnection(tcti: tcti, stateDirectory: stateDirectory, responseTimeout: responseTimeout)
       table[tcti] = connection
       return connection
     }
