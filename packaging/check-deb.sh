@@ -16,7 +16,8 @@ pass() { echo "check-deb: ok: $*"; }
 echo "check-deb: $deb, $(du -k "$deb" | cut -f1) KiB"
 
 # lintian: no errors (warnings and notes are printed for the reader).
-if lintian --fail-on error "$deb" > "$work/lintian.txt" 2>&1; then
+# TMPDIR: lintian leaves its ELF index (/tmp/mldbm-elf-*) behind; it goes with $work.
+if TMPDIR=$work lintian --fail-on error "$deb" > "$work/lintian.txt" 2>&1; then
   pass "lintian: $(grep -c '^E:' "$work/lintian.txt" || true) errors, $(grep -c '^W:' "$work/lintian.txt" || true) warnings"
 else
   fail "lintian reports errors"

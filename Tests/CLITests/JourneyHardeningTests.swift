@@ -109,7 +109,10 @@ import Testing
       let result = try journey(server, state)
       #expect(result.status == 1)
       #expect(result.stderr.contains("hello ?]52;c;"))
-      #expect(result.stderr.contains("[hidden]"))
+      // The echoed body is cut to one line of 200 characters (issue 37), before the password;
+      // where the password is within them, it is hidden.
+      let failure = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("fr-profile: error: authentication failed") })
+      #expect(failure.hasSuffix("….") || failure.contains("[hidden]"), "\(failure)")
       expectClean(result)
     }
   }
