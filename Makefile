@@ -315,11 +315,12 @@ check-installed: deb
 
 # The test build as it is (make test: the fuzz build has since recompiled our modules with
 # sanitizers, and a build here would compile them back; the linked test bundle is what the suite
-# ran).
+# ran), run directly as `make suite` runs it: `swift test --skip-build` left five empty
+# /tmp/TemporaryDirectory.* and three SwiftPM lock files in /tmp (the tests are Swift Testing's).
 check-installed-only:
 	rm -rf $(OUT)/installed && mkdir -p $(OUT)/installed
 	dpkg-deb -x $(DEB) $(OUT)/installed
-	FR_PROFILE_BIN_DIR=$(CURDIR)/$(OUT)/installed/usr/bin $(SWIFT) test $(BUILD_RELEASE) --skip-build \
+	FR_PROFILE_BIN_DIR=$(CURDIR)/$(OUT)/installed/usr/bin NO_COLOR=1 $(TEST_BUNDLE) --testing-library swift-testing \
 	  --filter 'UdevCommandTests|CollectCommandTests|OptionalLibraryTests'
 
 # The .deb installed by apt (Recommends on) into a debootstrap --variant=minbase root of each
