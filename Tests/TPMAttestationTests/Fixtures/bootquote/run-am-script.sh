@@ -13,12 +13,8 @@
 # ${AM_STUBS:-/tmp/amstubs}).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../../.." && pwd)
-stubs=${AM_STUBS:-/tmp/amstubs}
-if [ ! -f "$stubs/org/forgerock/openam/auth/node/api/Action.class" ]; then
-  mkdir -p "$stubs"
-  javac -d "$stubs" $(find "$root/Tests/AMScript/stubs" -name '*.java')
-fi
+. "$here/am-script-common.sh"
+compile_stubs
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ $# -eq 0 ]; then set -- "$here"/*.json; fi
@@ -26,23 +22,7 @@ if [ $# -eq 0 ]; then set -- "$here"/*.json; fi
 failed=0
 for case in "$@"; do
   name=$(basename "$case" .json)
-  /usr/bin/python3 - "$case" "$work/context.json" <<'EOF'
-import json, sys
-case = json.load(open(sys.argv[1]))
-policy = case["policy"]
-boot = {"quote": True, "requireSecureBoot": policy["requireSecureBoot"]}
-if "enrolledPcrs" in policy:
-    boot["enrolledPcrs"] = policy["enrolledPcrs"]
-state = {"akPublic": case["akPublic"], "ekName": case["ekName"], "ekCertified": True, "activated": False,
-         "quoteNonce": case["nonce"]}
-context = {
-    "sharedState": {"frTpmAttestation": json.dumps(state)},
-    "transientState": {},
-    "callbacks": [{"id": "frTpmBootQuote", "value": json.dumps(case["quote"])}],
-    "config": {"rootsPem": "", "intermediatesPem": "", "trustedEkNames": [], "boot": boot},
-}
-json.dump(context, open(sys.argv[2], "w"))
-EOF
+  write_context "$case" "$work/context.json"
   if ! java -Dfile.encoding=UTF-8 -cp /usr/share/java/rhino.jar:"$stubs" org.mozilla.javascript.tools.shell.Main \
     "$root/Tests/AMScript/harness.js" "$root/am/fr-tpm-attestation.js" "$work/context.json" >"$work/result.json" 2>"$work/stderr"; then
     echo "FAIL $name: the script did not run: $(head -c 500 "$work/stderr")"

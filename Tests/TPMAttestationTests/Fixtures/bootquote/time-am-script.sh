@@ -11,27 +11,11 @@
 #   Tests/TPMAttestationTests/Fixtures/bootquote/time-am-script.sh /tmp/bounds/accept-at-event-bound.json
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../../.." && pwd)
-stubs=${AM_STUBS:-/tmp/amstubs}
-if [ ! -f "$stubs/org/forgerock/openam/auth/node/api/Action.class" ]; then
-  mkdir -p "$stubs"
-  javac -d "$stubs" $(find "$root/Tests/AMScript/stubs" -name '*.java')
-fi
+. "$here/am-script-common.sh"
+compile_stubs
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-/usr/bin/python3 - "$1" "$work/context.json" <<'PY'
-import json, sys
-case = json.load(open(sys.argv[1]))
-policy = case["policy"]
-boot = {"quote": True, "requireSecureBoot": policy["requireSecureBoot"]}
-if "enrolledPcrs" in policy:
-    boot["enrolledPcrs"] = policy["enrolledPcrs"]
-state = {"akPublic": case["akPublic"], "ekName": case["ekName"], "ekCertified": True, "activated": False,
-         "quoteNonce": case["nonce"]}
-json.dump({"sharedState": {"frTpmAttestation": json.dumps(state)}, "transientState": {},
-           "callbacks": [{"id": "frTpmBootQuote", "value": json.dumps(case["quote"])}],
-           "config": {"rootsPem": "", "intermediatesPem": "", "trustedEkNames": [], "boot": boot}}, open(sys.argv[2], "w"))
-PY
+write_context "$1" "$work/context.json"
 cat >"$work/time.js" <<'JS'
 var harness = arguments[0], script = arguments[1], context = arguments[2], runs = Number(arguments[3]);
 var threads = java.lang.management.ManagementFactory.getThreadMXBean();
