@@ -1,4 +1,5 @@
 import DeviceIdentity
+import ProfileJSON
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ public final class TPMConnection: Sendable {
   private let context = Mutex<TPMContext?>(nil)
 
   /// The file, in the state directory, of the names of persistent SRKs checked to be the TPM's
-  /// own primary for a TCG SRK template: hex, one a line.
+  /// own primary for a TCG SRK template: base64url, one a line.
   public static let storageKeyNamesFile = "tpm-storage-keys"
 
   /// Seconds each TPM response may take (`TPMContext.responseTimeout`).
@@ -94,27 +95,15 @@ public final class TPMConnection: Sendable {
       let bytes = try? StateDirectory.open(stateDirectory, create: false).readBytes(
         Self.storageKeyNamesFile, requirement: .ownerWritable(maximumSize: 4096))
     else { return [] }
-    return Set(bytes.split(separator: UInt8(ascii: "\n")).compactMap { Self.hexBytes($0) })
+    return Set(bytes.split(separator: UInt8(ascii: "\n")).compactMap { Base64URL.decode(String(decoding: $0, as: UTF8.self)) })
   }
 
   /// Adds `name` to the state directory's file (best effort: a state directory that cannot be
   /// written costs a CreatePrimary in the next process).
   private func remember(storageKeyName name: [UInt8], among names: Set<[UInt8]>) {
     guard let stateDirectory, let directory = try? StateDirectory.open(stateDirectory, create: true) else { return }
-    let text = names.union([name]).map { $0.map { byte in String(byte, radix: 16).leftPadded() }.joined() }.sorted().joined(separator: "\n")
+    let text = names.union([name]).map { Base64URL.encode($0) }.sorted().joined(separator: "\n")
     _ = try? directory.write(Self.storageKeyNamesFile, Array((text + "\n").utf8), mode: 0o600, replace: true)
-  }
-
-  static func hexBytes(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-    guard text.count % 2 == 0, !text.isEmpty else { return nil }
-    var bytes: [UInt8] = []
-    var index = text.startIndex
-    while index < text.endIndex {
-      guard let byte = UInt8(String(decoding: text[index..<(index + 2)], as: UTF8.self), radix: 16) else { return nil }
-      bytes.append(byte)
-      index += 2
-    }
-    return bytes
   }
 
   /// Flushes what the connection loaded and closes it; the next `run` opens a new one.
@@ -134,9 +123,4 @@ public final class TPMConnection: Sendable {
       open = nil
     }
   }
-}
-
-extension String {
-  /// Two hex digits.
-  fileprivate func leftPadded() -> String { count < 2 ? "0" + self : self }
 }
