@@ -46,5 +46,5 @@ function median(values) {
 }
 print("median of runs " + Math.min(4, runs) + "-" + runs + ": " + median(times) + " ms CPU (JVM " + median(processTimes) + " ms)");
 JS
-java -Dfile.encoding=UTF-8 -cp /usr/share/java/rhino.jar:"$stubs" org.mozilla.javascript.tools.shell.Main \
+java -XX:-UsePerfData -Dfile.encoding=UTF-8 -cp /usr/share/java/rhino.jar:"$stubs" org.mozilla.javascript.tools.shell.Main \
   "$work/time.js" "$root/Tests/AMScript/harness.js" "$root/am/fr-tpm-attestation.js" "$work/context.json" "${2:-10}"
