@@ -126,7 +126,10 @@ public enum CallbackRequest: Sendable, Equatable {
       self = .kbaCreate(
         prompt: try reader.text("prompt", default: "Security question"),
         questions: try reader.texts("predefinedQuestions", allowEmpty: true),
-        allowUserDefinedQuestions: try reader.flag("allowUserDefinedQuestions", default: false))
+        // Absent (AM 6.5 and 7.0 send no such output) means allowed: AM's KBA Definition node
+        // takes a user's own question unless configured otherwise, the JavaScript SDK never
+        // reads the output, and the SDKs' registration tests answer with a question of their own.
+        allowUserDefinedQuestions: try reader.flag("allowUserDefinedQuestions", default: true))
       try reader.requireInputs(["question", "answer"])
     case "TermsAndConditionsCallback":
       self = .termsAndConditions(

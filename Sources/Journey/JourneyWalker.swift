@@ -28,8 +28,10 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     /// `authIndexType=composite_advice&authIndexValue=<advice>`: the journey AM picks for an
     /// authorization advice (the XML a policy decision returns), for step-up.
     case compositeAdvice(String)
-    /// `suspendedId=<id>`: a journey a Suspend node stopped, continued from its email link.
-    case resume(suspendedId: String)
+    /// `suspendedId=<id>[&authIndexType=service&authIndexValue=<tree>]`: a journey a Suspend
+    /// node stopped, continued from its email link (`ResumeLink`), with the link's tree when it
+    /// names one, as the JavaScript SDK's `resume(url)` sends it.
+    case resume(suspendedId: String, tree: String? = nil)
   }
 
   public init(server: String, realm: String, tree: String) {
@@ -48,17 +50,6 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     return nil
   }
 
-  /// The `suspendedId` of a resume link (`…?suspendedId=…&realm=…`, AM's email), as the SDKs'
-  /// `resume(url)` reads it; nil when the link has none.
-  public static func suspendedId(inResumeLink link: String) -> String? {
-    guard let query = link.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
-    for pair in query.split(separator: "&") {
-      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      if parts.count == 2, parts[0] == "suspendedId", let value = percentDecoded(String(parts[1])), !value.isEmpty { return value }
-    }
-    return nil
-  }
-
   /// The headers AM's authenticate endpoint expects, besides the content type.
   public static let apiVersionHeader = "Accept-API-Version: resource=2.1, protocol=1.0"
 
@@ -71,7 +62,9 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     switch start {
     case .tree(let tree): query = "authIndexType=service&authIndexValue=" + Self.percentEncoded(tree)
     case .compositeAdvice(let advice): query = "authIndexType=composite_advice&authIndexValue=" + Self.percentEncoded(advice)
-    case .resume(let id): query = "suspendedId=" + Self.percentEncoded(id)
+    case .resume(let id, let tree):
+      query = "suspendedId=" + Self.percentEncoded(id)
+      if let tree { query += "&authIndexType=service&authIndexValue=" + Self.percentEncoded(tree) }
     }
     if forceAuth { query += "&ForceAuth=true" }
     if noSession { query += "&noSession=true" }

@@ -259,8 +259,8 @@ struct EnterpriseJourneyTests {
       },
     ]
     let start: @Sendable (AuthenticateServer.Record) -> NodeTree.Next = { request in
-      if request.target.hasSuffix("?suspendedId=Qm9ndXM") { return .failure("Suspended ID is expired or invalid") }
-      if request.target.hasSuffix("?suspendedId=abc-123") { return .node("verified") }
+      if request.target.contains("?suspendedId=Qm9ndXM") { return .failure("Suspended ID is expired or invalid") }
+      if request.target.contains("?suspendedId=abc-123") { return .node("verified") }
       return request.target.contains("authIndexValue=Verify") ? .node("start") : .failure("bad start \(request.target)")
     }
     try withTree(nodes, start: start) { server, tree, directory in
@@ -272,6 +272,26 @@ struct EnterpriseJourneyTests {
       let link = "\(server.url)/am/XUI/?realm=/alpha&suspendedId=abc-123"
       let resumed = try journey(server, directory, ["--resume", "-"], stdin: link + "\n")
       #expect(resumed.status == 0 && resumed.stdout == tree.token + "\n", "\(resumed.stderr)")
+      // AM 7's link: the tree kept and sent back, XUI's fragment after the id, --realm not needed.
+      let am7 = "\(server.url)/am/XUI/?realm=/alpha&authIndexType=service&authIndexValue=Verify&suspendedId=abc-123#/"
+      let withoutRealm = try run(
+        ["journey", "--server", server.url, "--resume", am7, "--state-dir", directory + "/state", "--root", machineRoot("laptop")])
+      #expect(withoutRealm.status == 0 && withoutRealm.stdout == tree.token + "\n", "\(withoutRealm.stderr)")
+      #expect(
+        server.requests.last?.target
+          == "/json/realms/root/realms/alpha/authenticate?suspendedId=abc-123&authIndexType=service&authIndexValue=Verify")
+      // The parameters in XUI's fragment (AM 6.5), with --tree for a link that names none.
+      let fragment = "\(server.url)/openam/XUI/#login/&realm=%2Falpha&suspendedId=abc-123"
+      let inFragment = try journey(server, directory, ["--resume", fragment, "--tree", "Verify"])
+      #expect(inFragment.status == 0, "\(inFragment.stderr)")
+      #expect(server.requests.last?.target.hasSuffix("?suspendedId=abc-123&authIndexType=service&authIndexValue=Verify") == true)
+      let otherRealm = try journey(server, directory, ["--resume", "\(server.url)/am/XUI/?realm=/bravo&suspendedId=abc-123#/"])
+      #expect(
+        otherRealm.status == 64 && otherRealm.stderr.contains("alpha") && otherRealm.stderr.contains("/bravo"), "\(otherRealm.stderr)")
+      let otherTree = try journey(server, directory, ["--resume", am7, "--tree", "Login"])
+      #expect(otherTree.status == 64 && otherTree.stderr.contains("Login") && otherTree.stderr.contains("Verify"), "\(otherTree.stderr)")
+      let twice = try journey(server, directory, ["--resume", "\(server.url)/am/XUI/?suspendedId=abc-123#/?suspendedId=abc-124"])
+      #expect(twice.status == 65 && twice.stderr.contains("suspendedId twice"), "\(twice.stderr)")
       let expired = try journey(server, directory, ["--resume", "-"], stdin: "\(server.url)/am/XUI/?suspendedId=Qm9ndXM\n")
       #expect(expired.status == 1 && expired.stderr.contains("Suspended ID is expired or invalid"), "\(expired.stderr)")
       let noID = try journey(server, directory, ["--resume", "-"], stdin: "\(server.url)/am/XUI/?realm=/alpha\n")
@@ -326,6 +346,82 @@ struct EnterpriseJourneyTests {
       let loose = try journey(server, directory, ["--tree", "StepUp", "--session-file", tokenFile])
       #expect(loose.status == 77 && loose.stderr.contains("chmod 600"), "\(loose.stderr)")
       #expect(tree.events.filter { $0 == "success" }.count == 3, "\(tree.events)")
+    }
+  }
+
+  @Test("a KbaCreateCallback without allowUserDefinedQuestions takes the user's own question, as AM and the SDKs do; false refuses it")
+  func securityQuestionOfTheUsersOwn() throws {
+    let page: (JSON?) -> [JSON] = { allow in
+      var outputs: [(String, JSON)] = [("prompt", "Select a security question"), ("predefinedQuestions", ["What's your favorite color?"])]
+      if let allow { outputs.append(("allowUserDefinedQuestions", allow)) }
+      return [C.callback("KbaCreateCallback", outputs, inputs: [("IDToken1question", ""), ("IDToken1answer", "")])]
+    }
+    let nodes: [String: NodeTree.Node] = [
+      "absent": NodeTree.Node(callbacks: page(nil)) { answers, _ in
+        answers.text("KbaCreateCallback", input: "question") == "Name of my first robot?"
+          && answers.text("KbaCreateCallback", input: "answer") == "Shakey" ? .success : .failure("wrong question")
+      },
+      "refused": NodeTree.Node(callbacks: page(false)) { _, _ in .success },
+    ]
+    let start: @Sendable (AuthenticateServer.Record) -> NodeTree.Next = { request in
+      .node(String(request.target.split(separator: "=").last ?? ""))
+    }
+    try withTree(nodes, start: start) { server, tree, directory in
+      let file = try answers(directory, [["type": "KbaCreateCallback", "question": "Name of my first robot?", "answer": "Shakey"]])
+      let own = try journey(server, directory, ["--tree", "absent", "--answers", file])
+      #expect(own.status == 0, "\(own.stderr) \(tree.events)")
+      let refused = try journey(server, directory, ["--tree", "refused", "--answers", file])
+      #expect(refused.status == 65 && refused.stderr.contains("allows no others"), "\(refused.stderr)")
+    }
+  }
+
+  @Test("SelectIdPCallback: the provider of --idp or the answers file is sent; a social one stops at its redirect, naming it")
+  func identityProviderChosen() throws {
+    let providers: JSON = [["provider": "google", "uiConfig": ["buttonDisplayName": "Google"]], ["provider": "localAuthentication"]]
+    let nodes: [String: NodeTree.Node] = [
+      "start": NodeTree.Node(callbacks: [
+        C.callback("SelectIdPCallback", [("providers", providers), ("value", "")], inputs: [("IDToken1", "")])
+      ]) {
+        answers, _ in
+        switch answers.text("SelectIdPCallback") {
+        case "localAuthentication": .success
+        case "google": .node("google")
+        default: .failure("unknown provider")
+        }
+      },
+      "google": NodeTree.Node(
+        callbacks: [
+          C.callback(
+            "RedirectCallback",
+            [
+              ("redirectUrl", "https://accounts.google.com/o/oauth2/v2/auth?client_id=x"), ("redirectMethod", "GET"),
+              ("trackingCookie", false),
+            ])
+        ]
+      ) { _, _ in .failure("the redirect step was posted") },
+    ]
+    try withTree(nodes) { server, tree, directory in
+      let local = try journey(server, directory, ["--tree", "Social"])
+      #expect(local.status == 0, "\(local.stderr)")
+      let flag = try journey(server, directory, ["--tree", "Social", "--idp", "google"])
+      #expect(
+        flag.status == 2 && flag.stderr.contains("identity provider google") && flag.stderr.contains("accounts.google.com"),
+        "\(flag.stderr)")
+      let file = try answers(directory, [["type": "SelectIdPCallback", "value": "Google"]])
+      let fromFile = try journey(server, directory, ["--tree", "Social", "--answers", file])
+      #expect(fromFile.status == 2 && fromFile.stderr.contains("identity provider google"), "\(fromFile.stderr)")
+      let unknown = try journey(server, directory, ["--tree", "Social", "--idp", "okta"])
+      #expect(
+        unknown.status == 64 && unknown.stderr.contains("okta") && unknown.stderr.contains("1=localAuthentication"), "\(unknown.stderr)")
+      #expect(
+        tree.events.filter { $0 == "node google" }.count == 2 && !tree.events.contains("failure: the redirect step was posted"),
+        "\(tree.events)")
+      let arguments = [
+        "journey", "--server", server.url, "--realm", "alpha", "--tree", "Social", "--state-dir", directory + "/state", "--root",
+        machineRoot("laptop"),
+      ]
+      let typed = try typed(arguments, steps: [["expect": "Provider [1]: "], ["send": "0\n"], ["expect": "accounts.google.com"]])
+      #expect(typed.failed == nil && typed.status == 2 && typed.text.contains("0) google"), "[\(typed.text)]")
     }
   }
 

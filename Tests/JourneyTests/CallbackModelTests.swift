@@ -60,7 +60,7 @@ struct CallbackModelTests {
     #expect(!password.echoOn && password.failures == ["at least 8 characters"])
     #expect(
       requests[3]
-        == .kbaCreate(prompt: "Select a security question", questions: ["What's your favorite color?"], allowUserDefinedQuestions: false))
+        == .kbaCreate(prompt: "Select a security question", questions: ["What's your favorite color?"], allowUserDefinedQuestions: true))
     #expect(requests[4] == .termsAndConditions(terms: "Be nice", version: "0.0", createDate: "2019"))
     #expect(requests[5] == .pollingWait(waitTime: 8000, message: "Waiting for response..."))
     #expect(requests[6] == .pingOneProtect(evaluation: true))
@@ -117,10 +117,8 @@ struct CallbackModelTests {
     #expect(ScriptMessage(script: "document.title = 'hello'") == .other)
   }
 
-  @Test("a resume link's suspendedId, and the endpoints of the three starts")
+  @Test("the endpoints of the three starts")
   func endpoints() {
-    #expect(AuthenticateEndpoint.suspendedId(inResumeLink: "https://am.example.com/am/XUI/?realm=/alpha&suspendedId=a%2Bb%3D") == "a+b=")
-    #expect(AuthenticateEndpoint.suspendedId(inResumeLink: "https://am.example.com/am/XUI/?realm=/alpha") == nil)
     var advice = AuthenticateEndpoint(server: "https://am/am/", realm: "alpha", start: .compositeAdvice("<Advices/>"))
     advice.forceAuth = true
     #expect(

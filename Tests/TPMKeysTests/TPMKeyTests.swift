@@ -356,6 +356,34 @@ struct PlantedSRKTests {
     }
   }
 
+  /// swtpm_setup's `--create-spk --ecc` makes a P-384 storage key (SHA-384 name, AES-256-CFB):
+  /// no TCG SRK template (Provisioning Guidance: RSA 2048, ECC P-256), so nothing proves it is
+  /// the seed's own primary rather than a planted key. It is passed over without a CreatePrimary
+  /// to compare, and keys go under the P-256 template SRK, as on a TPM without a persistent SRK.
+  @Test("a P-384 SRK at 0x81000001 (swtpm_setup --create-spk --ecc) is passed over for the P-256 template SRK, without a check")
+  func p384StorageKeyIsPassedOver() throws {
+    try withSWTPM { tpm in
+      try tools(
+        tpm,
+        [
+          (
+            "tpm2_createprimary",
+            [
+              "-C", "o", "-g", "sha384", "-G", "ecc384:null:aes256cfb", "-a",
+              "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt", "-c", "srk.ctx",
+            ]
+          ),
+          ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
+          ("tpm2_flushcontext", ["-t"]),
+        ])
+      let context = try TPMContext(tcti: tpm.tcti)
+      let key = try context.createSigningKey()
+      #expect(key.parent == .templateSRK)
+      #expect(context.takeCheckedStorageKeyName() == nil)
+      _ = try context.sign([1, 2, 3], with: key)
+    }
+  }
+
   @Test("the template's own SRK made persistent parents new keys, checked once by CreatePrimary; evicted, its keys load again")
   func templateStorageKeyIsTakenAndSurvivesEviction() throws {
     try withSWTPM { tpm in

@@ -42,7 +42,9 @@ extension FRProfile {
           TextOutputCallback     shown; recovery codes shown; WebAuthn refused (exit 2)
           HiddenValueCallback    TPM attestation rounds; an otpauth:// or pushauth://
                                  registration shown as a QR code and as text
-          SelectIdPCallback      local authentication (social sign-in needs a browser)
+          SelectIdPCallback      --idp NAME, the --answers FILE or the numbered prompt;
+                                 else local authentication (a social provider stops at
+                                 its redirect: it needs a browser)
           RedirectCallback       its URL is shown (exit 2: it needs a browser)
           PingOneProtect*, ReCaptchaEnterpriseCallback
                                  their clientError, for the tree to branch on
@@ -99,8 +101,7 @@ extension FRProfile {
               --latitude 52.52 --longitude 13.405
           fr-profile journey --server https://am.example.com/am --realm alpha \\
               --tree Kiosk --answers ~/.config/fr-profile/kiosk-answers.json
-          echo "$LINK" | fr-profile journey --server https://am.example.com/am \\
-              --realm alpha --resume -
+          echo "$LINK" | fr-profile journey --server https://am.example.com/am --resume -
           fr-profile journey --server https://am.example.com/am --realm alpha \\
               --tree StepUp --session-file ~/.am-token --force-auth -o ~/.am-token
         """
@@ -112,10 +113,15 @@ extension FRProfile {
     @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
     var server: String
 
-    @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
-    var realm: String
+    @Option(
+      help: ArgumentHelp(
+        "The realm: root, alpha, or a sub-realm path such as alpha/staff (with --resume, the link's realm when it names one).",
+        valueName: "REALM"))
+    var realm: String?
 
-    @Option(help: ArgumentHelp("The tree (journey) to start (not with --resume or --advice).", valueName: "NAME"))
+    @Option(
+      help: ArgumentHelp(
+        "The tree (journey) to start (not with --advice; with --resume, the link's tree when it names none).", valueName: "NAME"))
     var tree: String?
 
     @Option(
@@ -128,6 +134,12 @@ extension FRProfile {
       help: ArgumentHelp(
         "Continue a suspended journey from its email link ('-': read the link from stdin, away from ps).", valueName: "LINK"))
     var resume: String?
+
+    @Option(
+      help: ArgumentHelp(
+        "The identity provider to send at a SelectIdPCallback (e.g. localAuthentication, or a social provider's name).",
+        valueName: "NAME"))
+    var idp: String?
 
     @Option(
       name: .customLong("advice"),
@@ -194,8 +206,10 @@ extension FRProfile {
 
     func validate() throws {
       _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-      let starts = [tree != nil, resume != nil, advice != nil].filter { $0 }.count
+      let starts = [tree != nil || resume != nil, advice != nil].filter { $0 }.count
       guard starts == 1 else { throw ValidationError("give one of --tree NAME, --resume LINK and --advice ADVICE.") }
+      if advice != nil && tree != nil { throw ValidationError("--advice picks the journey: give it without --tree.") }
+      if realm == nil && resume == nil { throw ValidationError("--realm is required (root, alpha, …).") }
       if let tree, tree.isEmpty { throw ValidationError("--tree needs a tree name.") }
       if passwordStdin && resume == "-" {
         throw ValidationError("--password-stdin and --resume - both read stdin: give the link as --resume LINK.")
@@ -215,11 +229,12 @@ extension FRProfile {
 
     func run() throws {
       try reportingFailures {
-        let (body, answerer) = try walk()
+        let (body, answerer, started) = try walk()
+        let realm = started.realm
         var loggedIn: StoredTokens? = nil
         if let clientId = oauth.clientId, let session = body["tokenId"]?.stringValue {
           loggedIn = try oauth.logIn(
-            session: session, tree: tree, server: server, realm: realm, cookieName: cookieName, transport: transport(),
+            session: session, tree: started.tree, server: server, realm: realm, cookieName: cookieName, transport: transport(),
             stateDirectory: options.settings.stateDirectory, printable: { answerer.printable($0, singleLine: true) })
           note(
             "logged in: the tokens of OAuth 2.0 client \(clientId) are stored; 'fr-profile token --server \(server) --realm \(realm) --client-id \(clientId)' prints a valid access token."
@@ -250,7 +265,7 @@ extension FRProfile {
 
     /// Walks the journey to AM's success body; every other end is thrown as the Failure the
     /// command exits with. `token` calls it to log in again.
-    func walk() throws -> (body: JSONObject, answerer: StepAnswerer) {
+    func walk() throws -> (body: JSONObject, answerer: StepAnswerer, endpoint: AuthenticateEndpoint) {
       let settings = options.settings
       _ = try settings.systemSource()
       if let cacert, access(cacert, R_OK) != 0 {
@@ -263,9 +278,10 @@ extension FRProfile {
       let answerer = StepAnswerer(user: user, password: password, choices: choices, answers: answersFile, settings: settings)
       let session = try sessionFile.map(Self.sessionToken)
       answerer.binding = binding
+      answerer.idp = idp
       answerer.serverHost = server.host
       let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
-      var endpoint = AuthenticateEndpoint(server: server.text, realm: realm, start: try start())
+      var endpoint = try endpoint(server: server.text)
       endpoint.forceAuth = forceAuth
       endpoint.noSession = noSession
       var headers = [
@@ -315,7 +331,7 @@ extension FRProfile {
       }
       switch outcome {
       case .success(let body):
-        return (body, answerer)
+        return (body, answerer, endpoint)
       case .failure(let message, _):
         let hint =
           sessionFile.map { " AM refused the session in \($0), or the journey: log in without --session-file to make a new one." } ?? ""
@@ -324,12 +340,13 @@ extension FRProfile {
         if !message.isEmpty { writeStandardError(answerer.printable(message) + "\n") }
         throw Failure(
           .suspended,
-          "the journey is suspended: follow the link it sent (e.g. by email), or give it to 'fr-profile journey --server … --realm \(realm) --resume -' on stdin."
+          "the journey is suspended: follow the link it sent (e.g. by email), or give it to 'fr-profile journey --server … --realm \(endpoint.realm) --resume -' on stdin."
         )
       case .redirect(let url):
+        let provider = answerer.identityProviderChosen.map { " (the identity provider \(answerer.printable($0, singleLine: true)))" } ?? ""
         throw Failure(
           .cannotAnswer,
-          "the journey continues in a browser at \(answerer.printable(url, singleLine: true)), which this command-line client cannot follow."
+          "the journey continues in a browser at \(answerer.printable(url, singleLine: true))\(provider), which this command-line client cannot follow."
         )
       }
     }
@@ -356,19 +373,34 @@ extension FRProfile {
           + "a wait did not end (a TPM or PAM module that stopped answering?). Raise --max-time if the journey needs longer.")
     }
 
-    /// How the journey starts: the tree, the advice, or the suspended journey of the link (from
-    /// stdin for '-', so it stays out of ps).
-    func start() throws -> AuthenticateEndpoint.Start {
-      if let tree { return .tree(tree) }
-      if let advice { return .compositeAdvice(advice) }
-      var link = resume ?? ""
+    /// The endpoint of the journey: the tree, the advice, or the suspended journey of the link
+    /// (from stdin for '-', so it stays out of ps), with the link's realm and tree. A --realm or
+    /// --tree that differs from the link's is an error naming both: the link's decide where AM
+    /// looks for the suspended journey, and a silent choice would resume the wrong one or none.
+    func endpoint(server: String) throws -> AuthenticateEndpoint {
+      if let advice { return AuthenticateEndpoint(server: server, realm: realm ?? "", start: .compositeAdvice(advice)) }
+      guard var link = resume else { return AuthenticateEndpoint(server: server, realm: realm ?? "", start: .tree(tree ?? "")) }
       if link == "-" {
         link = String(decoding: readStandardInput(), as: UTF8.self).trimmingNewlines
       }
-      guard let id = AuthenticateEndpoint.suspendedId(inResumeLink: link) else {
-        throw Failure(.dataError, "--resume: the link has no suspendedId (the link of AM's Suspend node email, …?suspendedId=…).")
+      let parsed: ResumeLink
+      do { parsed = try ResumeLink(parsing: link) } catch { throw Failure(.dataError, "--resume: \(error).") }
+      if let linked = parsed.realm, let realm, AuthenticateEndpoint.realmPath(linked) != AuthenticateEndpoint.realmPath(realm) {
+        throw Failure(
+          .usage,
+          "--realm \(PrintableText.line(realm, limit: 60)) differs from the link's realm \(PrintableText.line(linked, limit: 60)): drop --realm, or use the link of this realm."
+        )
       }
-      return .resume(suspendedId: id)
+      if let linked = parsed.tree, let tree, linked != tree {
+        throw Failure(
+          .usage,
+          "--tree \(PrintableText.line(tree, limit: 60)) differs from the link's tree \(PrintableText.line(linked, limit: 60)): drop --tree to continue the linked journey."
+        )
+      }
+      guard let realm = parsed.realm ?? realm else {
+        throw Failure(.usage, "--resume: the link names no realm: give --realm (root, alpha, …).")
+      }
+      return AuthenticateEndpoint(server: server, realm: realm, start: .resume(suspendedId: parsed.suspendedId, tree: parsed.tree ?? tree))
     }
 
     /// The SSO token in `path`: the caller's 0600 file, as `-o` writes it (the token on its

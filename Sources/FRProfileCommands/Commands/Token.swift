@@ -213,7 +213,7 @@ extension FRProfile {
       if connection.insecureHTTP { arguments.append("--insecure-http") }
       var journey = try FRProfile.Journey.parse(arguments)
       journey.options = options
-      let (body, answerer) = try journey.walk()
+      let (body, answerer, _) = try journey.walk()
       guard let session = body["tokenId"]?.stringValue else {
         throw Failure(.badResponse, "the journey ended without a session (tokenId): no tokens can be had from it.")
       }

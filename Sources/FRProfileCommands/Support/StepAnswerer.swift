@@ -30,6 +30,11 @@ final class StepAnswerer {
   var password: String?
   /// `--choice` values not used yet, in order.
   var choices: [Int]
+  /// `--idp NAME`: the provider of each SelectIdPCallback.
+  var idp: String?
+  /// The social identity provider sent at the last SelectIdPCallback (nil for local
+  /// authentication): named when AM then redirects to a browser.
+  private(set) var identityProviderChosen: String?
   /// `--answers FILE`.
   var answers: AnswersFile?
   let settings: ProfileSettings
@@ -320,18 +325,60 @@ final class StepAnswerer {
     }
   }
 
-  /// Local authentication when the tree offers it (a social provider needs a browser), naming
-  /// the others; none offered is an error naming them.
+  /// The provider of a SelectIdPCallback: `--idp NAME`, else the answers file's entry, else the
+  /// numbered prompt (Enter: local authentication when offered), else local authentication when
+  /// offered. A social provider is sent as chosen: AM then answers with its RedirectCallback and
+  /// the walk stops there, naming the provider (a browser is needed to go on).
   private func identityProvider(_ providers: [String]) throws -> String {
-    let others = providers.filter { $0 != "localAuthentication" }.map { printable($0, singleLine: true) }
-    guard providers.contains("localAuthentication") else {
+    let local = "localAuthentication"
+    let listing = providers.enumerated().map { "\($0.offset)=\(printable($0.element, singleLine: true))" }.joined(separator: ", ")
+    func offered(_ name: String, _ source: String) throws -> String {
+      guard let match = providers.first(where: { $0 == name }) ?? providers.first(where: { $0.lowercased() == name.lowercased() }) else {
+        throw Failure(.usage, "\(source): \(printable(name, singleLine: true)) is not a provider the journey offers (\(listing)).")
+      }
+      return match
+    }
+    var chosen: String
+    if let idp {
+      chosen = try offered(idp, "--idp")
+    } else if let entry = answers?.take(type: "SelectIdPCallback", prompt: "") {
+      guard case .string(let name)? = entry.value else {
+        throw answersFailure("SelectIdPCallback", "", "its \"value\" is not a provider's name (\(listing))")
+      }
+      chosen = try offered(name, "--answers \(answers?.path ?? "")")
+    } else if let terminal, providers.count > 1 {
+      let fallback = providers.firstIndex(of: local)
+      terminal.write(
+        "Sign in with:\n" + providers.enumerated().map { "  \($0.offset)) \(printable($0.element, singleLine: true))\n" }.joined())
+      chosen = ""
+      while chosen.isEmpty {
+        guard let line = terminal.readLine(prompt: fallback.map { "Provider [\($0)]: " } ?? "Provider: ", deadline: deadline) else {
+          throw Failure(.cannotAnswer, "no answer for SelectIdPCallback: the terminal closed or --max-time passed.")
+        }
+        let text = line.filter { $0 != " " }
+        if text.isEmpty, let fallback {
+          chosen = providers[fallback]
+        } else if let number = Int(text), providers.indices.contains(number) {
+          chosen = providers[number]
+        } else if let named = providers.first(where: { $0.lowercased() == text.lowercased() }) {
+          chosen = named
+        } else {
+          terminal.write("Pick one of \(listing).\n")
+        }
+      }
+    } else if providers.contains(local) {
+      chosen = local
+    } else if providers.count == 1, let only = providers.first {
+      chosen = only
+    } else {
       throw Failure(
         .cannotAnswer,
-        "the journey offers only social sign-in (\(others.joined(separator: ", "))), which needs a browser; use a tree with local authentication."
+        "the journey offers only social sign-in (\(providers.map { printable($0, singleLine: true) }.joined(separator: ", "))), which needs a browser: use a tree with local authentication, or choose one with --idp NAME to be shown its redirect."
       )
     }
-    if !others.isEmpty && settings.verbose { detail("chose local authentication over \(others.joined(separator: ", ")).") }
-    return "localAuthentication"
+    if chosen != local { identityProviderChosen = chosen }
+    if settings.verbose { detail("chose the identity provider \(printable(chosen, singleLine: true)) of \(listing).") }
+    return chosen
   }
 
   // MARK: - Outputs
