@@ -88,6 +88,8 @@ lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
 	python3 scripts/lint-tests.py Tests
 	/usr/bin/python3 scripts/check-schemas.py
+	$(SWIFTPM) package --scratch-path $(OUT) dump-package > $(OUT)/package.json
+	python3 scripts/check-layers.py $(OUT)/package.json
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
   check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros \

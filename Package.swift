@@ -32,6 +32,8 @@ let package = Package(
     // (docs/install.md).
     .executable(name: "fr-profile", targets: ["fr-profile"]),
     .library(name: "Collectors", targets: ["Collectors"]),
+    .library(name: "SystemCalls", targets: ["SystemCalls"]),
+    .library(name: "DeviceFacts", targets: ["DeviceFacts"]),
     .library(name: "DeviceIdentity", targets: ["DeviceIdentity"]),
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
@@ -67,6 +69,7 @@ let package = Package(
       dependencies: [
         "Collectors",
         "DeviceBinding",
+        "DeviceFacts",
         "DeviceIdentity",
         "Posture",
         "Journey",
@@ -142,6 +145,7 @@ let package = Package(
       name: "Collectors",
       dependencies: [
         "CUdev",
+        "DeviceFacts",
         "ProfileJSON",
         "SystemCalls",
         .product(name: "Crypto", package: "swift-crypto"),
@@ -151,22 +155,25 @@ let package = Package(
     // The device's security posture (docs/posture.md): facts read from files without root,
     // each true, false or unknown with its reason. `fr-profile posture` and the signing path's
     // `--posture` use it; collect never does (the profile must not change with posture).
-    .target(name: "Posture", dependencies: ["Collectors", "ProfileJSON", "SystemCalls"]),
+    .target(name: "Posture", dependencies: ["ProfileJSON", "SystemCalls"]),
     .testTarget(
-      name: "PostureTests", dependencies: ["Posture", "Collectors", "ProfileJSON", "TestSupport"], exclude: ["Fixtures"],
+      name: "PostureTests", dependencies: ["Posture", "ProfileJSON", "SystemCalls", "TestSupport"], exclude: ["Fixtures"],
       swiftSettings: testCode),
     // The device's identity: the state directory (walked and held by a descriptor), the device
     // key (a file or a TPM key) and the identifier derived from it. Not a collector: the
     // profile, binding and attestation all use it.
     .target(
       name: "DeviceIdentity",
-      dependencies: ["Collectors", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["StateStore", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: fuzzed
     ),
-    .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Collectors", "TestSupport"], swiftSettings: testCode),
+    .testTarget(
+      name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "StateStore", "SystemCalls", "TestSupport"], swiftSettings: testCode),
     // libudev (displays, cameras, bluetooth), loaded with dlopen on first use rather than linked
     // (Sources/CUdev/include/CUdev.h says why); only Collectors/System/Udev.swift imports it.
     // Building needs libudev.h (Debian libudev-dev); running needs libudev.so.1 (libudev1).
+    .target(name: "StateStore", dependencies: ["SystemCalls"]),
+    .target(name: "DeviceFacts", dependencies: ["ProfileJSON", "SystemCalls"], swiftSettings: fuzzed),
     .target(name: "CUdev", dependencies: ["CLoader"]),
     // libqrencode (a QR code of an MFA registration URI in `journey`), loaded with dlopen when
     // one is shown (Sources/CQREncode/include/CQREncode.h). Building needs libqrencode-dev.
@@ -185,7 +192,7 @@ let package = Package(
     .target(
       name: "OAuthTokens",
       dependencies: [
-        "Journey", "ProfileJSON", "DeviceIdentity", .product(name: "Crypto", package: "swift-crypto"),
+        "Journey", "ProfileJSON", "StateStore", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ]),
     .testTarget(
@@ -193,7 +200,9 @@ let package = Package(
       dependencies: ["OAuthTokens", "ProfileJSON", "TestSupport"], exclude: ["make-id-tokens.py"], swiftSettings: testCode),
     // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
     // protocol and Collectors. Collection knows nothing of AM.
-    .target(name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "DeviceIdentity", "ProfileJSON"], swiftSettings: fuzzed),
+    .target(
+      name: "JourneyProfiler", dependencies: ["Journey", "Collectors", "DeviceFacts", "DeviceIdentity", "ProfileJSON"],
+      swiftSettings: fuzzed),
     // Device binding and signing (AM's Device Binding / Device Signing Verifier nodes): bound
     // user keys behind UserKeyStore, ES256 JWS over swift-crypto (JWS.swift), PIN protection (scrypt), app
     // policies, PAM user verification. Never on collect's path.
@@ -201,7 +210,7 @@ let package = Package(
       name: "DeviceBinding",
       dependencies: [
         "CHardening",
-        "Collectors",
+        "DeviceFacts",
         "DeviceIdentity",
         "CPAM",
         "Journey",
@@ -222,7 +231,8 @@ let package = Package(
     .testTarget(
       name: "DeviceBindingTests",
       dependencies: [
-        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON", "TPMKeys", "TestSupport",
+        "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON", "SystemCalls", "TPMKeys",
+        "TestSupport",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"], swiftSettings: testCode),
@@ -231,7 +241,8 @@ let package = Package(
     .target(
       name: "TPMKeys",
       dependencies: [
-        "CTSS2", "DeviceIdentity", "ProfileJSON", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto"),
+        "CTSS2", "DeviceIdentity", "ProfileJSON", "StateStore", "SystemCalls", "TPMProtocol",
+        .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
     // tpm2-tss (ESAPI, TCTI loader, marshalling, response codes); only TPMKeys/TPMContext.swift imports it.
@@ -279,10 +290,11 @@ let package = Package(
     .testTarget(name: "ProfileJSONTests", dependencies: ["ProfileJSON"], swiftSettings: testCode),
     .testTarget(
       name: "CollectorsTests",
-      dependencies: ["Collectors", "DeviceIdentity", "ProfileJSON", "SystemCalls", "TestSupport"],
+      dependencies: ["Collectors", "DeviceFacts", "DeviceIdentity", "StateStore", "ProfileJSON", "SystemCalls", "TestSupport"],
       exclude: ["Fixtures"], swiftSettings: testCode),
     .testTarget(
-      name: "JourneyTests", dependencies: ["Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON"],
+      name: "JourneyTests",
+      dependencies: ["Journey", "JourneyProfiler", "Collectors", "DeviceFacts", "DeviceIdentity", "ProfileJSON", "SystemCalls"],
       swiftSettings: testCode),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["FRProfileCommands", "ProfileCLI"], swiftSettings: testCode),
@@ -318,6 +330,6 @@ let package = Package(
     fuzzTarget("fuzz-journey-step", ["Journey", "ProfileJSON"], "JourneyStep"),
     fuzzTarget("fuzz-tpm-wire", ["TPMProtocol", "ProfileJSON"], "TPMWire"),
     fuzzTarget("fuzz-event-log", ["TPMAttestation"], "EventLog"),
-    fuzzTarget("fuzz-callback-answerer", ["Collectors", "Journey", "JourneyProfiler", "ProfileJSON"], "CallbackAnswerer"),
+    fuzzTarget("fuzz-callback-answerer", ["Collectors", "Journey", "JourneyProfiler", "ProfileJSON", "SystemCalls"], "CallbackAnswerer"),
   ]
 )

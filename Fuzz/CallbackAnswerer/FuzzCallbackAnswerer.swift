@@ -3,6 +3,7 @@ import FuzzSupport
 import Journey
 import JourneyProfiler
 import ProfileJSON
+import SystemCalls
 
 // Fuzz target: the DeviceProfileCallback answerer (JourneyProfiler's `DeviceProfiler.answer`;
 // engineer 11's sources, called through the public entry point only). No collectors run,

@@ -1,4 +1,6 @@
+import DeviceFacts
 import ProfileJSON
+import SystemCalls
 
 /// The "browser" section: the client's user agent.
 public struct BrowserCollector: DeviceCollector {

@@ -1,3 +1,4 @@
+import DeviceFacts
 import ProfileJSON
 
 /// "hardware.camera": how many cameras can capture (Android's `CameraCollector`).

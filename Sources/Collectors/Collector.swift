@@ -1,5 +1,7 @@
+import DeviceFacts
 import ProfileJSON
 import Synchronization
+import SystemCalls
 
 /// One section (or sub-section) of the device profile, named by its JSON key.
 ///
@@ -19,6 +21,9 @@ public struct CollectionContext: Sendable {
   public var diagnostics: Diagnostics
   /// Facts several collectors and detectors need, read once per collection.
   public let facts: SharedFacts
+
+  /// What the tamper detectors look at: the same system and facts.
+  public var tamperContext: TamperContext { TamperContext(system: system, facts: facts) }
   /// Where device lists come from (displays, cameras, bluetooth adapters).
   public var devices: any DeviceEnumerating
 
@@ -39,102 +44,6 @@ public struct CollectionContext: Sendable {
     self.diagnostics = diagnostics
     self.facts = SharedFacts(system: system)
     self.devices = devices
-  }
-}
-
-/// Facts several collectors and detectors need, each read and parsed at most once per
-/// collection: os-release (platform, browser), DMI fields (platform, hardware, virtualization),
-/// the head of /proc/cpuinfo (hardware, virtualization; the kernel generates it on every read),
-/// virtualization (platform, tamper). Safe to share between threads: the cache sits behind a
-/// `Mutex`; two threads asking at once may both read a file, and the first answer is kept.
-public final class SharedFacts: Sendable {
-  private let system: SystemSource
-  private let cache = Mutex(Cache())
-
-  private struct Cache {
-    var osRelease: KeyValues?
-    /// /proc/cpuinfo: whether it was read, whether it existed, and what it said. Not a
-    /// `CPUInfo??` through `cached` nor a `CPUInfo?`: on collect's path each costs a runtime
-    /// metadata instantiation (~10 k instructions; bench/README.md).
-    var cpuInfoRead = false
-    var cpuInfoExists = false
-    var cpuInfo = CPUInfo()
-    var virtualization: Virtualization?
-    var machineIdentity: MachineIdentity?
-    var dmiPresent: Bool?
-    var dmi: [(field: String, value: String?)] = []
-  }
-
-  init(system: SystemSource) { self.system = system }
-
-  /// The cached value at `slot`, computed outside the lock on first use.
-  private func cached<Value: Sendable>(_ slot: WritableKeyPath<Cache, Value?> & Sendable, _ compute: () -> Value) -> Value {
-    if let value = cache.withLock({ $0[keyPath: slot] }) { return value }
-    let value = compute()
-    return cache.withLock { cache in
-      if let existing = cache[keyPath: slot] { return existing }
-      cache[keyPath: slot] = value
-      return value
-    }
-  }
-
-  /// The head of /proc/cpuinfo: the first processor's block is all the profile needs.
-  public var cpuInfo: CPUInfo? {
-    let info = cpuInfoFields
-    return cache.withLock { $0.cpuInfoExists } ? info : nil
-  }
-
-  /// `cpuInfo`, with every field empty (no processors, no names, no hypervisor flag) when
-  /// /proc/cpuinfo cannot be read: what collect's path asks.
-  package var cpuInfoFields: CPUInfo {
-    var known = false
-    let cached = cache.withLock { cache in
-      known = cache.cpuInfoRead
-      return cache.cpuInfo
-    }
-    if known { return cached }
-    var info = CPUInfo()
-    var exists = false
-    if let bytes = system.readBytes("/proc/cpuinfo", limit: 16384) {
-      info = parseCPUInfo(bytes)
-      exists = true
-    }
-    return cache.withLock { cache in
-      if cache.cpuInfoRead { return cache.cpuInfo }
-      cache.cpuInfoRead = true
-      cache.cpuInfoExists = exists
-      cache.cpuInfo = info
-      return info
-    }
-  }
-
-  public var virtualization: Virtualization {
-    cached(\.virtualization) { Virtualization.detect(system, facts: self) }
-  }
-
-  /// os-release, from /etc or its fallback location /usr/lib (os-release(5)); empty when neither exists.
-  package var osRelease: KeyValues {
-    cached(\.osRelease) {
-      (system.readBytes("/etc/os-release") ?? system.readBytes("/usr/lib/os-release")).map(parseKeyValueFile) ?? KeyValues()
-    }
-  }
-
-  /// The machine's maker and model (DMI, else the device tree).
-  var machineIdentity: MachineIdentity {
-    cached(\.machineIdentity) { MachineIdentity.read(system, facts: self) }
-  }
-
-  /// The first line of /sys/class/dmi/id/<field>, trimmed; nil when missing or empty. Machines
-  /// without DMI (boards, some VMs) cost one `stat` instead of a failed open per field.
-  public func dmi(_ field: String) -> String? {
-    let present = cached(\.dmiPresent) { system.exists("/sys/class/dmi/id") }
-    guard present else { return nil }
-    if let hit = cache.withLock({ cache in cache.dmi.first(where: { $0.field == field }) }) { return hit.value }
-    let value = system.readLine("/sys/class/dmi/id/" + field)
-    cache.withLock { cache in
-      if !cache.dmi.contains(where: { $0.field == field }) { cache.dmi.append((field, value)) }
-    }
-    return value
   }
 }
 

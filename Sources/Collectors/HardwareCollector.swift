@@ -1,3 +1,4 @@
+import DeviceFacts
 import ProfileJSON
 
 /// The "hardware" section: processor, maker, storage, memory, CPUs, then the nested sections

@@ -1,4 +1,5 @@
 import ProfileJSON
+import SystemCalls
 
 /// A position the user configured. fr-profile never invents one: no GPS, no IP geolocation.
 public struct Location: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc

@@ -1,4 +1,6 @@
+import DeviceFacts
 import ProfileJSON
+import SystemCalls
 
 /// The "platform" section: what the OS and the machine call themselves.
 public struct PlatformCollector: DeviceCollector {
@@ -93,44 +95,6 @@ package func chassisName(acpiProfile: Int) -> String? {
 }
 
 // MARK: - model and vendor
-
-/// The machine's maker and model, from DMI on PCs and servers, from the device tree on boards.
-struct MachineIdentity: Sendable {
-  var vendor: String?
-  var model: String?
-
-  /// Read once per collection through `SharedFacts.machineIdentity`.
-  static func read(_ system: SystemSource, facts: SharedFacts) -> MachineIdentity {
-    func dmi(_ field: String) -> String? { meaningful(facts.dmi(field)) }
-    let vendor = dmi("sys_vendor") ?? dmi("board_vendor")
-    if vendor != nil || dmi("product_name") != nil {
-      // Lenovo keeps the marketing name in product_version ("ThinkPad X1 Carbon Gen 9") and a
-      // machine-type code in product_name ("20XW0026GE"); udev's hwdb (20-dmi-id) makes
-      // hostnamectl show product_version for them, and so do we.
-      let lenovoVersion = vendor?.uppercased() == "LENOVO" ? dmi("product_version") : nil
-      return MachineIdentity(vendor: vendor, model: lenovoVersion ?? dmi("product_name") ?? dmi("product_family") ?? dmi("board_name"))
-    }
-    let model = system.readBytes("/proc/device-tree/model", limit: 512).flatMap { parseDeviceTreeStrings($0).first }
-    let compatible = system.readBytes("/proc/device-tree/compatible", limit: 1024).map(parseDeviceTreeStrings) ?? []
-    return MachineIdentity(vendor: compatible.first.flatMap(deviceTreeVendor), model: meaningful(model))
-  }
-}
-
-/// Device-tree vendor prefixes (Documentation/devicetree/bindings/vendor-prefixes.yaml) → names.
-private let deviceTreeVendors: [String: String] = [
-  "raspberrypi": "Raspberry Pi", "brcm": "Broadcom", "rockchip": "Rockchip", "allwinner": "Allwinner",
-  "nvidia": "NVIDIA", "qcom": "Qualcomm", "pine64": "Pine64", "hardkernel": "Hardkernel", "radxa": "Radxa",
-  "friendlyarm": "FriendlyElec", "fsl": "NXP", "nxp": "NXP", "ti": "Texas Instruments", "amlogic": "Amlogic",
-  "xunlong": "Xunlong", "beagle": "BeagleBoard.org", "starfive": "StarFive", "sifive": "SiFive",
-  "mediatek": "MediaTek", "samsung": "Samsung", "apple": "Apple", "toradex": "Toradex", "st": "STMicroelectronics",
-]
-
-/// The vendor of a device-tree `compatible` entry such as "raspberrypi,4-model-b".
-package func deviceTreeVendor(_ compatible: String) -> String? {
-  guard let comma = compatible.firstIndex(of: ","), comma > compatible.startIndex else { return nil }
-  let prefix = String(compatible[..<comma])
-  return deviceTreeVendors[prefix] ?? prefix
-}
 
 // MARK: - locale and time zone
 

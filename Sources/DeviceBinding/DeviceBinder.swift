@@ -1,8 +1,9 @@
 import CHardening
-import Collectors
 import Crypto
+import DeviceFacts
 import Journey
 import ProfileJSON
+import SystemCalls
 import TPMKeys
 
 #if canImport(Glibc)

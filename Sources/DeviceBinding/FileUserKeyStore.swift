@@ -1,6 +1,6 @@
-import Collectors
 import DeviceIdentity
 import ProfileJSON
+import StateStore
 import SystemCalls
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
-import Collectors
+import DeviceFacts
 import ProfileJSON
+import SystemCalls
 
 /// What app policies may look at on this device.
 package struct PolicyContext: Sendable {
@@ -63,7 +64,7 @@ package struct DeviceTamperingPolicy: DevicePolicy {
 
   package func evaluate(_ parameters: JSON, context: PolicyContext) -> PolicyOutcome {
     let limit = parameters["score"]?.numberValue ?? 0.8
-    let report = TamperScore.evaluate(detectors, CollectionContext(system: context.system))
+    let report = TamperScore.evaluate(detectors, TamperContext(system: context.system))
     let fired = report.results.filter { $0.finding.score > 0 }.map(\.name)
     let text =
       "jailBreakScore \(JSONWriter.formatNumber(report.score)) (limit \(JSONWriter.formatNumber(limit)))"

@@ -1,5 +1,5 @@
-import Collectors
 import Crypto
+import SystemCalls
 
 /// The profile's `identifier`: `<host>-<key>`, the shape of Android's `ANDROID_ID-sha1hex`.
 ///

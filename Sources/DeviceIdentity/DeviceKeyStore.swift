@@ -1,5 +1,6 @@
-import Collectors
 import Crypto
+import StateStore
+import SystemCalls
 import TPMProtocol
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import Collectors
+import StateStore
 import SystemCalls
 
 #if canImport(Glibc)

@@ -1,7 +1,9 @@
 import Collectors
+import DeviceFacts
 import DeviceIdentity
 import Journey
 import ProfileJSON
+import SystemCalls
 
 /// Answers DeviceProfileCallbacks from a configured set of collectors — the Swift API for
 /// journey clients. Add collectors (`DeviceCollector`) or tamper detectors (`TamperDetector`,

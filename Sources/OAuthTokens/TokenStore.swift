@@ -1,6 +1,6 @@
 import Crypto
-import DeviceIdentity
 import ProfileJSON
+import StateStore
 
 /// The tokens of each server, realm and client, in `tokens/` under the state directory: one
 /// 0600 file per client (`<sha256 of server, realm and client, 32 hex>.json`) in a 0700

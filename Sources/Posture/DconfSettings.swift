@@ -1,4 +1,4 @@
-import Collectors
+import SystemCalls
 
 /// GSettings keys as a GNOME session with the dconf backend sees them, read from files: the
 /// dconf profile /etc/dconf/profile/user, the user's database, the system databases with their

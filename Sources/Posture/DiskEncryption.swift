@@ -1,4 +1,4 @@
-import Collectors
+import SystemCalls
 
 /// `rootEncrypted`, `homeEncrypted`, `swapEncrypted` ← /proc/self/mountinfo, /proc/swaps and
 /// the device chain in /sys (StorageEncryption says how it is followed and what it cannot see).

@@ -1,4 +1,4 @@
-import Collectors
+import SystemCalls
 
 /// `distributionId`, `distributionVersion` ← os-release `ID` and `VERSION_ID` (/etc/os-release,
 /// else /usr/lib/os-release; os-release(5)), as the distribution wrote them. Rolling releases

@@ -1,4 +1,4 @@
-import Collectors
+import SystemCalls
 
 /// `firewallServiceEnabled` ← whether a known firewall service is enabled at boot: systemd unit
 /// symlinks in /etc/systemd/system/*.wants (and *.requires, and /run/systemd/system for runtime

@@ -1,4 +1,4 @@
-import Collectors
+import SystemCalls
 
 /// The volatile facts: `kernelRelease` ← /proc/sys/kernel/osrelease (the running kernel, as
 /// `uname -r`); `daysSincePackageChange` ← whole days since the package database was last

@@ -1,4 +1,3 @@
-import Collectors
 import SystemCalls
 
 #if canImport(Glibc)

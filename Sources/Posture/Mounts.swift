@@ -1,3 +1,5 @@
+import SystemCalls
+
 /// One line of /proc/self/mountinfo (proc(5)).
 public struct MountEntry: Sendable, Equatable {
   /// The device number of the file system (`st_dev`): 0 for anonymous ones (btrfs, overlay, tmpfs).

@@ -1,5 +1,5 @@
-import Collectors
 import ProfileJSON
+import SystemCalls
 
 /// `passwordQualityEnforced` ← whether changing a password through PAM's `passwd` service must
 /// pass a password-quality module: pam_pwquality, pam_cracklib or pam_passwdqc as a

@@ -1,5 +1,5 @@
-import Collectors
 import ProfileJSON
+import SystemCalls
 
 /// The device's security posture, fact by fact, each with its reason (docs/posture.md): what
 /// `fr-profile posture` prints and what `--posture` signs into a JWS as the `posture` claim.

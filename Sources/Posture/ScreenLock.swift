@@ -1,5 +1,5 @@
-import Collectors
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc

@@ -1,4 +1,4 @@
-import Collectors
+import SystemCalls
 
 /// `secureBootEnabled`, `secureBootSetupMode` ← the UEFI variables in efivarfs
 /// (/sys/firmware/efi/efivars, world-readable): each file is 4 bytes of attributes, then the

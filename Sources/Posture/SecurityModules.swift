@@ -1,4 +1,4 @@
-import Collectors
+import SystemCalls
 
 /// `selinuxEnforcing`, `apparmorEnabled` ← the Linux security modules' own files.
 ///

@@ -1,4 +1,4 @@
-import Collectors
+import SystemCalls
 
 /// Whether what is written below a mount point, or to a swap area, reaches persistent storage
 /// only encrypted — as far as /sys shows without root.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Collectors
 import DeviceIdentity
+import StateStore
 import SystemCalls
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@ import Collectors
 import DeviceIdentity
 import Dispatch
 import Journey
+import StateStore
 import SystemCalls
 
 #if canImport(Glibc)

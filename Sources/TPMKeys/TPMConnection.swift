@@ -1,5 +1,6 @@
 import DeviceIdentity
 import ProfileJSON
+import StateStore
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Collectors
 import ProfileJSON
+import SystemCalls
 import Testing
 
 private func bluetooth(_ devices: [UdevDevice]) -> JSON? {

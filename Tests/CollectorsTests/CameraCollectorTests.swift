@@ -1,5 +1,6 @@
 import Collectors
 import ProfileJSON
+import SystemCalls
 import Testing
 
 private let usb = "/sys/devices/pci0000:00/0000:00:14.0/usb3"

@@ -1,5 +1,7 @@
 import Collectors
+import DeviceFacts
 import DeviceIdentity
+import StateStore
 import SystemCalls
 import Testing
 
@@ -131,7 +133,7 @@ import Testing
     struct Fixed: TamperDetector {
       let name: String
       let score: Double
-      func analyze(_ context: CollectionContext) -> TamperFinding {
+      func analyze(_ context: TamperContext) -> TamperFinding {
         var finding = TamperFinding.clean
         finding.score = score  // set directly: also the unclamped values an embedder may set
         return finding

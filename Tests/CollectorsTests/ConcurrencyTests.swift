@@ -1,4 +1,5 @@
 import Collectors
+import DeviceFacts
 import Foundation
 import ProfileJSON
 import Synchronization

@@ -1,4 +1,6 @@
 import Collectors
+import DeviceFacts
+import SystemCalls
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct KeyValueFileTests {

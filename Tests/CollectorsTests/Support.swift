@@ -1,6 +1,7 @@
 import Collectors
 import Foundation
 import ProfileJSON
+import SystemCalls
 import TestSupport
 
 /// The recorded machine trees under Fixtures/machines.

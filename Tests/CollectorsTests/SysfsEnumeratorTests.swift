@@ -1,5 +1,6 @@
 import Collectors
 import ProfileJSON
+import SystemCalls
 import Testing
 
 private let laptop = SystemSource(root: fixturePath("udev-laptop"), environment: [:])

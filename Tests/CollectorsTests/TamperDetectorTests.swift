@@ -1,5 +1,7 @@
 import Collectors
+import DeviceFacts
 import Foundation
+import SystemCalls
 import TestSupport
 import Testing
 
@@ -125,7 +127,7 @@ import Testing
     struct Always: TamperDetector {
       let name = "custom"
       let value: Double
-      func analyze(_ context: CollectionContext) -> TamperFinding { TamperFinding(score: value, evidence: ["custom"]) }
+      func analyze(_ context: TamperContext) -> TamperFinding { TamperFinding(score: value, evidence: ["custom"]) }
     }
     let report = TamperScore.evaluate([Always(value: 0.2), Always(value: 0.8), Always(value: 3)], clean)
     #expect(report.score == 1)  // clamped to 0…1

@@ -4,6 +4,7 @@ import DeviceBinding
 import Foundation
 import Journey
 import ProfileJSON
+import SystemCalls
 
 /// A binding request as AM's node sends it (reference/binding/authenticate-device-binding.json).
 func bindingRequest(

@@ -1,6 +1,7 @@
 import Collectors
 import DeviceIdentity
 import Foundation
+import SystemCalls
 import TPMKeys
 import TestSupport
 import Testing

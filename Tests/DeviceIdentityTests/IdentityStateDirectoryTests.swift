@@ -1,6 +1,7 @@
-import Collectors
 import DeviceIdentity
 import Foundation
+import StateStore
+import SystemCalls
 import TestSupport
 import Testing
 

@@ -1,6 +1,6 @@
-import Collectors
 import DeviceIdentity
 import Foundation
+import SystemCalls
 import TestSupport
 import Testing
 

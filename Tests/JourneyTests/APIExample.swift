@@ -1,9 +1,11 @@
 // API-EXAMPLE-BEGIN
 import Collectors
+import DeviceFacts
 import DeviceIdentity
 import Journey
 import JourneyProfiler
 import ProfileJSON
+import SystemCalls
 
 /// A collector of your own: its section appears in the metadata under "kiosk".
 struct KioskCollector: DeviceCollector {
@@ -16,7 +18,7 @@ struct KioskCollector: DeviceCollector {
 /// A tamper check of your own: scores 1 when a debug marker file exists.
 struct DebugMarkerDetector: TamperDetector {
   let name = "debugMarker"
-  func analyze(_ context: CollectionContext) -> TamperFinding {
+  func analyze(_ context: TamperContext) -> TamperFinding {
     context.system.status("/etc/kiosk-debug") == nil
       ? .clean : TamperFinding(score: 1, evidence: ["/etc/kiosk-debug exists"])
   }

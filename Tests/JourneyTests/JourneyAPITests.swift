@@ -4,6 +4,7 @@ import Foundation
 import Journey
 import JourneyProfiler
 import ProfileJSON
+import SystemCalls
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct JourneyAPITests {

@@ -1,7 +1,7 @@
-import Collectors
 import Foundation
 import Posture
 import ProfileJSON
+import SystemCalls
 import Testing
 
 /// Tests/PostureTests/Fixtures/<layout>: recorded and reconstructed machine trees (README.md there).

@@ -1,7 +1,7 @@
-import Collectors
 import Foundation
 import Posture
 import ProfileJSON
+import SystemCalls
 import TestSupport
 import Testing
 

@@ -1,4 +1,3 @@
-import Collectors
 import Foundation
 import Posture
 import Synchronization

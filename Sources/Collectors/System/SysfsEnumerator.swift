@@ -1,3 +1,5 @@
+import SystemCalls
+
 /// Lists devices by walking `/sys` below a `SystemSource` root, as libudev does on a live machine.
 ///
 /// libudev always reads the real `/sys` and `/run/udev`, so recorded trees (a `SystemSource` root DIR) use this

@@ -1,5 +1,6 @@
 import CUdev
 import Synchronization
+import SystemCalls
 
 /// A device as libudev (or the sysfs walk below a fixture root) saw it, copied out of C.
 public struct UdevDevice: Sendable, Equatable {

@@ -4,6 +4,7 @@ import DeviceBinding
 import DeviceIdentity
 import ProfileCLI
 import ProfileJSON
+import SystemCalls
 import TPMKeys
 
 #if canImport(Glibc)

@@ -5,6 +5,7 @@ import Journey
 import JourneyHTTP
 import OAuthTokens
 import ProfileCLI
+import StateStore
 
 #if canImport(Glibc)
   import Glibc

@@ -3,6 +3,7 @@ import Collectors
 import Posture
 import ProfileCLI
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import DeviceFacts
 import ProfileCLI
 import ProfileJSON
 

@@ -6,6 +6,7 @@ import Journey
 import Posture
 import ProfileCLI
 import ProfileJSON
+import SystemCalls
 import TPMKeys
 import TPMProtocol
 

@@ -1,6 +1,7 @@
 import Crypto
 import DeviceIdentity
 import ProfileJSON
+import StateStore
 import TPMProtocol
 
 /// The client half of TPM attestation (docs/tpm.md), with the TPM commands beside it

@@ -1,5 +1,6 @@
 import Collectors
 import Foundation
+import SystemCalls
 
 /// A fixed device list in place of libudev.
 struct StubDevices: DeviceEnumerating {

@@ -10,7 +10,7 @@ public struct VirtualizationDetector: TamperDetector {
   public let name = "virtualization"
   public init() {}
 
-  public func analyze(_ context: CollectionContext) -> TamperFinding {
+  public func analyze(_ context: TamperContext) -> TamperFinding {
     switch context.facts.virtualization {
     case .none: .clean
     case .container(let technology, let evidence):

@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -99,7 +101,7 @@ public enum Virtualization: Equatable, Sendable {
 }
 
 /// Whether `haystack` contains the UTF-8 bytes of `needle`, compared as bytes.
-func containsBytes(_ haystack: [UInt8], _ needle: String) -> Bool {
+package func containsBytes(_ haystack: [UInt8], _ needle: String) -> Bool {
   let pattern = Array(needle.utf8)
   guard let first = pattern.first, haystack.count >= pattern.count else { return pattern.isEmpty }
   return haystack.withUnsafeBufferPointer { bytes in

@@ -6,7 +6,7 @@ public protocol TamperDetector: Sendable {
   /// A short camelCase name for reports, e.g. "debugger".
   var name: String { get }
   /// A score in 0…1 (0: no sign; 1: certain) and the evidence behind it.
-  func analyze(_ context: CollectionContext) -> TamperFinding
+  func analyze(_ context: TamperContext) -> TamperFinding
 }
 
 /// What a detector found.
@@ -57,14 +57,14 @@ public enum TamperScore {
     SetuidInterpreterDetector(), TaintedKernelDetector(), SecureBootDetector(), VirtualizationDetector(),
   ]
 
-  public static func evaluate(_ detectors: [any TamperDetector], _ context: CollectionContext) -> TamperReport {
+  public static func evaluate(_ detectors: [any TamperDetector], _ context: TamperContext) -> TamperReport {
     TamperReport(results: detectors.map { ($0.name, $0.analyze(context)) })
   }
 
   /// `evaluate(detectors, context).score` without the report: what the profile's
   /// `jailBreakScore` needs at every login (the report's array of tuples costs a runtime
   /// metadata instantiation).
-  public static func score(_ detectors: [any TamperDetector], _ context: CollectionContext) -> Double {
+  public static func score(_ detectors: [any TamperDetector], _ context: TamperContext) -> Double {
     var highest = HighestScore()
     for detector in detectors { highest.add(detector.analyze(context).score) }
     return highest.value

@@ -1,10 +1,12 @@
+import SystemCalls
+
 /// A debugger or tracer is attached to this process: `TracerPid` in /proc/self/status.
 /// Score 1: someone is reading or steering the collector while it runs (the SDKs' debugger checks).
 public struct DebuggerDetector: TamperDetector {
   public let name = "debugger"
   public init() {}
 
-  public func analyze(_ context: CollectionContext) -> TamperFinding {
+  public func analyze(_ context: TamperContext) -> TamperFinding {
     guard let status = context.system.readBytes("/proc/self/status", limit: 16384),
       let tracer = parseTracerPid(status), tracer != 0
     else { return .clean }

@@ -1,5 +1,3 @@
-import SystemCalls
-
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -210,10 +208,20 @@ package func processEnvironment() -> [String: String] {
   return result
 }
 
-/// Removes ASCII white space (space, tab, CR, LF, NUL) at both ends.
+/// Removes ASCII white space (space, tab, CR, LF, NUL) at both ends. Inlinable, so each caller
+/// gets a copy specialized to its string type: called unspecialized from another module, the
+/// generic `some StringProtocol` makes the runtime look its conformances up (a scan of every
+/// conformance record of the binary: 0.26 M instructions of collect, measured with callgrind).
+@inlinable
 package func trimmed(_ text: some StringProtocol) -> String {
   let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\0" }
   guard let first = text.firstIndex(where: { !isSpace($0) }) else { return "" }
   let last = text.lastIndex(where: { !isSpace($0) })!
   return String(text[first...last])
+}
+
+/// A file mode as four octal digits ("0644", "4755"): the one spelling of a mode in every message.
+package func octal(_ mode: UInt32) -> String {
+  let digits = String(mode, radix: 8)
+  return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }

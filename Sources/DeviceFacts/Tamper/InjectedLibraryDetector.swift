@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -19,7 +21,7 @@ public struct InjectedLibraryDetector: TamperDetector {
 
   static let instrumentationMarkers: [StaticString] = ["frida", "gadget", "libsubstrate", "libxposed"]
 
-  public func analyze(_ context: CollectionContext) -> TamperFinding {
+  public func analyze(_ context: TamperContext) -> TamperFinding {
     var finding = TamperFinding.clean
     if let preload = context.system.variable("LD_PRELOAD"), !trimmed(preload).isEmpty {
       finding = finding.merged(TamperFinding(score: 0.7, evidence: ["LD_PRELOAD is set: \(trimmed(preload))"]))

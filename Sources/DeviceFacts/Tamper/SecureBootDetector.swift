@@ -8,7 +8,7 @@ public struct SecureBootDetector: TamperDetector {
 
   package static let variable = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
-  public func analyze(_ context: CollectionContext) -> TamperFinding {
+  public func analyze(_ context: TamperContext) -> TamperFinding {
     // efivarfs files hold 4 bytes of attributes, then the value: one byte, 1 = enabled.
     guard let bytes = context.system.readBytes(Self.variable, limit: 64), bytes.count >= 5 else { return .clean }
     return bytes[4] == 0 ? TamperFinding(score: 0.3, evidence: ["EFI reports Secure Boot disabled"]) : .clean

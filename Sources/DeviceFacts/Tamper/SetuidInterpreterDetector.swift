@@ -13,7 +13,7 @@ public struct SetuidInterpreterDetector: TamperDetector {
     "python3.14",
   ]
 
-  public func analyze(_ context: CollectionContext) -> TamperFinding {
+  public func analyze(_ context: TamperContext) -> TamperFinding {
     var evidence: [String] = []
     var seen: [String] = []  // five names at most: an array, not a Set (no hashing set-up at every login)
     for directory in Self.directories {

@@ -20,7 +20,7 @@ public struct TaintedKernelDetector: TamperDetector {
     (17, "T", "built with struct randomization", 0),
   ]
 
-  public func analyze(_ context: CollectionContext) -> TamperFinding {
+  public func analyze(_ context: TamperContext) -> TamperFinding {
     guard let text = context.system.readLine("/proc/sys/kernel/tainted"), let value = UInt64(text), value != 0 else {
       return .clean
     }

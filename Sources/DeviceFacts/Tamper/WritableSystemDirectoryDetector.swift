@@ -1,3 +1,5 @@
+import SystemCalls
+
 /// System directories that someone other than their rightful owner can write: a non-root user
 /// could then replace programs or configuration every user runs (the Android SDK's "writable
 /// system partition" check). Score 0.9.
@@ -10,7 +12,7 @@ public struct WritableSystemDirectoryDetector: TamperDetector {
 
   static let directories = ["/bin", "/sbin", "/usr/bin", "/usr/sbin", "/lib", "/usr/lib", "/etc", "/usr/libexec"]
 
-  public func analyze(_ context: CollectionContext) -> TamperFinding {
+  public func analyze(_ context: TamperContext) -> TamperFinding {
     let system = context.system
     guard let rootOwner = system.status("/", followLinks: true)?.uid else { return .clean }
     var evidence: [String] = []
@@ -32,10 +34,4 @@ package func writableByOthers(_ info: SystemSource.FileStatus, systemOwner: UInt
   if info.uid != systemOwner && mode & 0o200 != 0 { return "is owned and writable by uid \(info.uid)" }
   if mode & 0o020 != 0 && info.gid != 0 && info.gid != systemOwner { return "is writable by group \(info.gid) (mode \(octal(mode)))" }
   return nil
-}
-
-/// A file mode as four octal digits ("0644", "4755"): the one spelling of a mode in every message.
-package func octal(_ mode: UInt32) -> String {
-  let digits = String(mode, radix: 8)
-  return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }
