@@ -295,7 +295,7 @@ let package = Package(
     .testTarget(
       name: "JourneyTests",
       dependencies: ["Journey", "JourneyProfiler", "Collectors", "DeviceFacts", "DeviceIdentity", "ProfileJSON", "SystemCalls"],
-      swiftSettings: testCode),
+      exclude: ["Fixtures"], swiftSettings: testCode),
     // The executable's own logic (the collect fast path against ArgumentParser).
     .testTarget(name: "FRProfileTests", dependencies: ["FRProfileCommands", "ProfileCLI"], swiftSettings: testCode),
     // The device-match script's semantics (src/metadata.js, src/location.js, src/index.js).

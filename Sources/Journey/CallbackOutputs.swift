@@ -4,6 +4,9 @@ import ProfileJSON
 /// what AM sends, for every callback type, so one rule holds everywhere.
 ///
 /// - An output that is absent or `null` takes the caller's default (an error when there is none).
+/// - Flags are JSON booleans, or the numbers 0 and 1: AM's attribute collectors send `"required": 0`
+///   (recorded in the iOS SDK's AttributeCollectorsNode page), which all three SDKs read as false;
+///   any other number or a string is an error, not a guess.
 /// - Integers are whole JSON numbers, or strings of decimal digits (AM sends TextOutputCallback's
 ///   `messageType` as "0"), within `0...maximumInteger`: no callback output of AM is negative,
 ///   and a bound keeps a hostile server's `"9223372036854775807"` from overflowing arithmetic
@@ -44,18 +47,24 @@ struct CallbackOutputs {
     switch callback.output(name) {
     case nil, .null?: return fallback
     case .bool(let value)?: return value
+    case .number(0)?: return false
+    case .number(1)?: return true
     default: throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" is not a boolean")
     }
   }
 
-  /// A non-empty array of strings (with `allowEmpty`, possibly empty or absent).
-  func texts(_ name: String, allowEmpty: Bool = false) throws(JourneyError) -> [String] {
+  /// A non-empty array of strings (with `allowEmpty`, possibly empty or absent). With
+  /// `droppingNulls`, `null` items are left out: AM's ConsentMappingCallback lists a mapped
+  /// field without a display name as `null` (the Android SDK's recorded page), which names
+  /// nothing the user could consent to; any other non-string is still an error.
+  func texts(_ name: String, allowEmpty: Bool = false, droppingNulls: Bool = false) throws(JourneyError) -> [String] {
     if allowEmpty, callback.output(name) == nil || callback.output(name) == .null { return [] }
     guard case .array(let items)? = callback.output(name) else {
       throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" is not an array")
     }
     var strings: [String] = []
     for item in items {
+      if droppingNulls, item == .null { continue }
       guard case .string(let value) = item else {
         throw .malformedCallback(index: callback.index, reason: "\(type) output \"\(name)\" holds a non-string")
       }

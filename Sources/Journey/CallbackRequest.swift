@@ -141,7 +141,7 @@ public enum CallbackRequest: Sendable, Equatable {
         ConsentMapping(
           name: try reader.text("name", default: ""), displayName: try reader.text("displayName", default: ""),
           accessLevel: try reader.text("accessLevel", default: ""), isRequired: try reader.flag("isRequired", default: false),
-          message: try reader.text("message", default: ""), fields: try reader.texts("fields", allowEmpty: true)))
+          message: try reader.text("message", default: ""), fields: try reader.texts("fields", allowEmpty: true, droppingNulls: true)))
       try reader.needsInput()
     case "SelectIdPCallback":
       guard case .array(let items)? = callback.output("providers") else {

@@ -50,8 +50,19 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     return nil
   }
 
-  /// The headers AM's authenticate endpoint expects, besides the content type.
-  public static let apiVersionHeader = "Accept-API-Version: resource=2.1, protocol=1.0"
+  /// The `Accept-API-Version` header of AM's authenticate endpoint, spelt as the JavaScript SDK
+  /// sends it (`auth/index.ts`). AM reads the value as comma-separated `key=value` pairs in any
+  /// order: the Android SDK's `resource=2.1, protocol=1.0` and the iOS SDK's
+  /// `resource=2.1,protocol=1.0` mean the same.
+  public static let apiVersionHeader = "Accept-API-Version: protocol=1.0,resource=2.1"
+
+  /// Every header a journey request carries besides the session cookie, as the JavaScript SDK
+  /// sends them (`Auth.configureRequest`): JSON both ways, the API version, and
+  /// `X-Requested-With: forgerock-sdk`, which all three SDKs send and which AM's CSRF filter
+  /// accepts as the mark of a non-browser client.
+  public static let requestHeaders = [
+    "Accept: application/json", apiVersionHeader, "Content-Type: application/json", "X-Requested-With: forgerock-sdk",
+  ]
 
   /// `<server>/json/realms/root[/realms/<realm>…]/authenticate?<start>[&ForceAuth=true][&noSession=true]`.
   public var url: String {

@@ -62,9 +62,13 @@ import Testing
       #expect(result.stdout == server.token + "\n")
       #expect(server.outcomes == ["device match: true", "success"])
       #expect(result.stderr.contains("Collecting profile ..."))
-      // Start, user name, password, profile: four POSTs with AM's headers.
+      // Start, user name, password, profile: four POSTs with the JavaScript SDK's headers.
       try #require(server.requests.count == 4)
-      #expect(server.requests.allSatisfy { $0.headers["accept-api-version"] == "resource=2.1, protocol=1.0" })
+      for request in server.requests {
+        #expect(request.headers["accept-api-version"] == "protocol=1.0,resource=2.1")
+        #expect(request.headers["x-requested-with"] == "forgerock-sdk")
+        #expect(request.headers["content-type"] == "application/json" && request.headers["accept"] == "application/json")
+      }
       #expect(server.requests[0].body == "{}")
       #expect(server.requests[2].body.contains(password))
     }

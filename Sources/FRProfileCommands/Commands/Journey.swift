@@ -22,8 +22,8 @@ extension FRProfile {
       abstract: "Walk a PingAM / Advanced Identity Cloud authentication journey from this machine.",
       discussion: """
         Starts the tree (POST <server>/json/realms/root[/realms/<realm>]/authenticate \
-        ?authIndexType=service&authIndexValue=<tree>, with Accept-API-Version: \
-        resource=2.1, protocol=1.0) and answers each step until AM ends the journey — \
+        ?authIndexType=service&authIndexValue=<tree>, with the ForgeRock SDKs' headers: \
+        Accept-API-Version: protocol=1.0,resource=2.1, X-Requested-With: forgerock-sdk) and answers each step until AM ends the journey — \
         every callback the ForgeRock/Ping SDKs answer (docs/journey.md has the table):
           NameCallback, PasswordCallback, TextInputCallback
                                  --user and --password-stdin for the first name and
@@ -284,12 +284,14 @@ extension FRProfile {
       var endpoint = try endpoint(server: server.text)
       endpoint.forceAuth = forceAuth
       endpoint.noSession = noSession
-      var headers = [
-        AuthenticateEndpoint.apiVersionHeader, "Content-Type: application/json", "Accept: application/json",
-        "User-Agent: fr-profile/\(frProfileVersion)",
-        // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
-        "Expect:",
-      ]
+      var headers =
+        AuthenticateEndpoint.requestHeaders + [
+          // The SDKs send their platform's agent (a browser's, okhttp's, CFNetwork's); this
+          // client names itself, so AM's logs tell its requests apart.
+          "User-Agent: fr-profile/\(frProfileVersion)",
+          // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
+          "Expect:",
+        ]
       if let session { headers.append("Cookie: \(cookieName)=\(session)") }
       let timeout = timeout
       let maxTime = maxTime

@@ -70,7 +70,9 @@ final class StepAnswerer {
 
   func answer(_ step: inout AuthenticateStep) throws {
     var profileRequested = false
-    for (index, request) in try step.requests() {
+    let requests = try step.requests()
+    let protectAction = Self.marketplaceProtectAction(requests.map(\.request))
+    for (index, request) in requests {
       switch request {
       case .name(let prompt):
         try step.answer(index, with: try text(for: "NameCallback", prompt: prompt, echo: true, oneShot: &user, flag: "--user NAME"))
@@ -120,9 +122,8 @@ final class StepAnswerer {
       case .selectIdP(let providers):
         try step.answer(index, with: try identityProvider(providers))
       case .pingOneProtect(let evaluation):
-        let reason = "fr-profile: PingOne Protect's \(evaluation ? "signals are" : "SDK is") not available on Linux"
         note("the journey asks for PingOne Protect (a browser SDK); answering with its client error for the tree to branch on.")
-        try step.answer(index, clientError: reason)
+        try step.answer(index, clientError: Self.protectClientError(evaluation: evaluation))
       case .reCaptchaEnterprise:
         note("the journey asks for reCAPTCHA Enterprise (a browser); answering with its client error for the tree to branch on.")
         try step.answer(index, clientError: "fr-profile: reCAPTCHA needs a browser, which this command-line client is not")
@@ -131,7 +132,14 @@ final class StepAnswerer {
       case .deviceBinding, .deviceSigning:
         try answerBinding(&step, index: index)
       case .hiddenValue(let id, let value):
-        if value.hasPrefix("otpauth://") || value.hasPrefix("pushauth://") {
+        if id == "clientError", let protectAction {
+          // The marketplace PingOne Protect nodes: a MetadataCallback says what the Protect SDK
+          // is to do, and the SDKs report that it could not in this hidden value (JS
+          // ping-protect.ts setNodeClientError); the same reason as the native callbacks'.
+          let evaluation = protectAction == "protect_risk_evaluation"
+          note("the journey asks for PingOne Protect (a browser SDK); answering with its client error for the tree to branch on.")
+          try step.answer(index, with: Self.protectClientError(evaluation: evaluation))
+        } else if value.hasPrefix("otpauth://") || value.hasPrefix("pushauth://") {
           showRegistration(value)
         } else {
           try answerAttestation(&step, index: index, id: id, value: value)
@@ -400,6 +408,21 @@ final class StepAnswerer {
     case 2: writeStandardError("fr-profile: error: \(message)\n")
     default: writeStandardError("\(message)\n")
     }
+  }
+
+  /// The clientError fr-profile sends PingOne Protect's nodes, native or marketplace.
+  static func protectClientError(evaluation: Bool) -> String {
+    "fr-profile: PingOne Protect's \(evaluation ? "signals are" : "SDK is") not available on Linux"
+  }
+
+  /// `protect_initialize` or `protect_risk_evaluation` when the step is one of the marketplace
+  /// PingOne Protect nodes (a MetadataCallback whose data has `_type` PingOneProtect, as the
+  /// SDKs' recorded pages have it); nil otherwise.
+  static func marketplaceProtectAction(_ requests: [CallbackRequest]) -> String? {
+    for case .metadata(let data) in requests where data["_type"]?.stringValue == "PingOneProtect" {
+      return data["_action"]?.stringValue ?? "protect_initialize"
+    }
+    return nil
   }
 
   static let webAuthnRefusal = Failure(

@@ -281,7 +281,7 @@ final class AuthenticateServer: @unchecked Sendable {
     guard request.method == "POST", target == expectedTarget || resumed else {
       return Self.badRequest("No configuration found for \(request.method) \(request.target)")
     }
-    guard request.headers["accept-api-version"] == "resource=2.1, protocol=1.0" else {
+    guard Self.acceptsAuthenticateVersion(request.headers["accept-api-version"]) else {
       return Self.badRequest("Accept-API-Version must be resource=2.1, protocol=1.0")
     }
     guard request.headers["content-type"]?.hasPrefix("application/json") == true,
@@ -364,6 +364,20 @@ final class AuthenticateServer: @unchecked Sendable {
     }
     lock.withLock { sessions[authId] = session }
     return (200, step(authId, next))
+  }
+
+  /// Reads `Accept-API-Version` as AM does: comma-separated `key=value` pairs, blanks around
+  /// them ignored, in any order — the SDKs spell it three ways (JS `protocol=1.0,resource=2.1`,
+  /// Android `resource=2.1, protocol=1.0`, iOS `resource=2.1,protocol=1.0`). The authenticate
+  /// endpoint of the trees here takes resource 2.1 and protocol 1.0.
+  static func acceptsAuthenticateVersion(_ header: String?) -> Bool {
+    guard let header else { return false }
+    var pairs: [String: String] = [:]
+    for part in header.split(separator: ",") {
+      let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+      guard pair.count == 2, pairs.updateValue(pair[1], forKey: pair[0]) == nil else { return false }
+    }
+    return pairs == ["resource": "2.1", "protocol": "1.0"]
   }
 
   private func step(_ authId: String, _ callbacks: [JSON]) -> String {

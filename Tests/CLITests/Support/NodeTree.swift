@@ -62,7 +62,7 @@ final class NodeTree: CustomTree, @unchecked Sendable {
 
   func respond(to request: AuthenticateServer.Record) -> (Int, String) {
     guard request.method == "POST", request.target.hasPrefix(realmPath + "/authenticate?"),
-      request.headers["accept-api-version"] == "resource=2.1, protocol=1.0",
+      AuthenticateServer.acceptsAuthenticateVersion(request.headers["accept-api-version"]),
       case .object(let body)? = try? JSONParser.parse(Array(request.body.utf8))
     else { return (400, #"{"code":400,"reason":"Bad Request","message":"bad request"}"#) }
     guard case .string(let authId)? = body["authId"] else { return go(start(request), from: nil) }
