@@ -57,13 +57,20 @@
  *   separators     a PCR 0-7 without its separator, a second one, or one not 0x00000000
  *   bootState      in PCR 7: a digest not the hash of its data, a malformed, duplicate or
  *                  unexpected variable, a Secure Boot variable after the separator, an
- *                  unexpected event type, no SecureBoot variable (PCR 4 actions' digests too)
+ *                  unexpected event type, no SecureBoot variable (PCR 4 actions' digests too),
+ *                  shim's MokSBState not one byte 0 or 1; of malformed variables only one
+ *                  shape is read: old shims' authority events after the separator, 6 bytes
+ *                  longer than their length fields (shimLengthBugVariable)
  *   secureBootOff  SecureBoot is not 1 and CONFIG.boot.requireSecureBoot is true
+ *   shimValidationOff  shim measured MokSBState = 1 into PCR 7 (mokutil --disable-validation:
+ *                  GRUB and the kernel not verified) and CONFIG.boot.requireSecureBoot is true
  * Without an event log:
  *   noEventLog     CONFIG.boot.requireSecureBoot is true: Secure Boot cannot be read without the
  *                  firmware event log
  * On success the node ends "activated" with sharedState "frTpmAttestation.boot" = JSON
  * {"method":"eventLog"|"enrolledPCRs"|"quoteOnly", "secureBoot":true|false|null,
+ *  "shimValidation":true|false|null (false: MokSBState = 1 measured; null without a log),
+ *  "dmaProtectionDisabled":true|false|null ("DMA Protection Disabled" in PCR 7; null without a log),
  *  ("eventLog" whenever the log was read, enrolled values compared too or not; "enrolledPCRs"
  *  without a log),
  *  "bootApplications":["<hex sha256 of each PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION>"...],
@@ -903,6 +910,31 @@ function uefiVariable(event) {
   return { guid: bytes.slice(0, 16), name: name, data: bytes.slice(32 + 2 * nameLength) };
 }
 
+/* The one malformed shape read, and only for EV_EFI_VARIABLE_AUTHORITY after PCR 7's separator
+ * (as SecureBootState.swift's UEFIVariable(shimLengthBug:)): old shims sized the variable from
+ * their C struct, whose padding adds five zero bytes after the data, and the log event one byte
+ * longer than what was measured (shim commit 8a27a48). The event is 6 bytes longer than its
+ * length fields say: header, name, VariableDataLength bytes that are one DER certificate (a
+ * SEQUENCE with a two-byte length, no owner GUID), five zero bytes, one more byte that the digest
+ * does not cover (the caller checks it is the hash of the data without its last byte). Returns
+ * null for any other shape. */
+function shimLengthBugVariable(event) {
+  var bytes = event.data;
+  if (bytes.length < 32 + 6 + 4) return null;
+  function u64(at) { var v = 0; for (var i = 7; i >= 0; i--) v = v * 256 + bytes[at + i]; return v; }
+  var nameLength = u64(16);
+  var dataLength = u64(24);
+  if (!(nameLength <= bytes.length && dataLength <= bytes.length && 32 + 2 * nameLength + dataLength + 6 === bytes.length)) return null;
+  var start = 32 + 2 * nameLength;
+  var certificate = bytes.slice(start, start + dataLength);
+  if (!(certificate.length >= 4 && certificate[0] === 0x30 && certificate[1] === 0x82 &&
+    4 + (certificate[2] * 256 + certificate[3]) === certificate.length)) return null;
+  for (var at = bytes.length - 6; at < bytes.length - 1; at++) if (bytes[at] !== 0) return null;
+  var name = "";
+  for (var n = 32; n < start; n += 2) name += String.fromCharCode(bytes[n] | (bytes[n + 1] << 8));
+  return { guid: bytes.slice(0, 16), name: name, data: certificate };
+}
+
 /* The Secure Boot policy variable this is, when its GUID is the one UEFI defines for its name.
  * Names compare by exact UTF-16 code units (=== on strings built one code unit at a time, no
  * normalization), as SecureBootState.swift does: "P\u212A" (KELVIN SIGN) is not "PK". */
@@ -916,10 +948,15 @@ function securityVariable(variable) {
 
 function utf8Text(bytes) { return String(new java.lang.String(toJava(bytes), "UTF-8")); }
 
+var SHIM_LOCK = guid("605dab50-e046-4300-abb6-3dd810dd8b23");
+var DMA_PROTECTION_DISABLED = utf8("DMA Protection Disabled");
+
 function secureBootState(events) {
   var separators = {};
   var seen = {};
   var secureBoot = null;
+  var shimValidation = true;
+  var dmaProtectionDisabled = false;
   var bootApplications = [];
   events.forEach(function (event) {
     if (event.pcr > 7 || event.type === EV.noAction) return;
@@ -957,10 +994,26 @@ function secureBootState(events) {
         secureBoot = variable.data.length === 1 && variable.data[0] === 1;
       }
     } else if (event.pcr === 7 && event.type === EV.efiVariableAuthority) {
-      requireDigestOfData("authority " + uefiVariable(event).name);
+      var authority;
+      try {
+        authority = uefiVariable(event);
+      } catch (malformed) {
+        /* Only the shape old shims wrote after the separator, digest and all. */
+        if (separators[7] === undefined || shimLengthBugVariable(event) === null ||
+          !equal(digest, sha256(event.data.slice(0, event.data.length - 1)))) throw malformed;
+        return;
+      }
+      requireDigestOfData("authority " + authority.name);
+      if (authority.name === "MokSBState" && equal(authority.guid, SHIM_LOCK)) {
+        if (!equal(authority.data, [0]) && !equal(authority.data, [1])) {
+          throw refusal("bootState", where + ": malformed UEFI variable: MokSBState is not one byte 0 or 1");
+        }
+        if (authority.data[0] === 1) shimValidation = false;
+      }
     } else if ((event.pcr === 7 || event.pcr === 4) && event.type === EV.efiAction) {
       if (event.pcr === 7 && equal(event.data, DEBUG_MODE)) throw refusal("debugMode", where + ": the firmware booted in UEFI debug mode");
       requireDigestOfData("action \"" + utf8Text(event.data) + "\"");
+      if (event.pcr === 7 && equal(event.data, DMA_PROTECTION_DISABLED)) dmaProtectionDisabled = true;
     } else if (event.pcr === 7) {
       throw refusal("bootState", where + " in PCR 7 has an unexpected type " + eventName(event.type));
     } else if (event.pcr === 4 && event.type === EV.efiBootServicesApplication) {
@@ -971,7 +1024,7 @@ function secureBootState(events) {
     if (separators[pcr] === undefined) throw refusal("separators", "PCR " + pcr + " has no separator event");
   }
   if (secureBoot === null) throw refusal("bootState", "PCR 7 has no SecureBoot variable event: Secure Boot state unknown");
-  return { enabled: secureBoot, bootApplications: bootApplications };
+  return { enabled: secureBoot, shimValidation: shimValidation, dmaProtectionDisabled: dmaProtectionDisabled, bootApplications: bootApplications };
 }
 
 /* The PCR values enrolled for this TPM's EK (CONFIG.boot.enrolledPcrs), or null. */
@@ -1020,15 +1073,20 @@ function quoteRound(text, pending) {
     });
   }
   var requireSecureBoot = CONFIG.boot.requireSecureBoot !== false;
-  var boot = { method: null, secureBoot: null, bootApplications: [], pcrs: {}, note: null };
+  var boot = { method: null, secureBoot: null, shimValidation: null, dmaProtectionDisabled: null, bootApplications: [], pcrs: {}, note: null };
   QUOTED_PCRS.forEach(function (pcr) { boot.pcrs[String(pcr)] = hex(quote.pcrs[pcr]); });
   if (quote.eventLog !== undefined) {
     var log = checking("eventLog", function () { return parseEventLog(quote.eventLog); });
     var state = secureBootState(replayLog(log, quote.pcrs));
     if (!state.enabled && requireSecureBoot) throw refusal("secureBootOff", "the firmware event log says Secure Boot is off");
+    if (!state.shimValidation && requireSecureBoot) {
+      throw refusal("shimValidationOff", "shim measured MokSBState = 1 into PCR 7: its verification was switched off (mokutil --disable-validation), so GRUB and the kernel were not verified");
+    }
     /* "eventLog" with enrolled values too: Secure Boot and the applications were read from the log. */
     boot.method = "eventLog";
     boot.secureBoot = state.enabled;
+    boot.shimValidation = state.shimValidation;
+    boot.dmaProtectionDisabled = state.dmaProtectionDisabled;
     boot.bootApplications = state.bootApplications;
     boot.note = "Proven: " + QUOTED + ", and the firmware event log replays to them and says Secure Boot is " +
       (state.enabled ? "on" : "off") + (enrolled !== null ? ", and they equal the values enrolled for this TPM" : "") +
