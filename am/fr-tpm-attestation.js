@@ -84,7 +84,10 @@
  *   javax.crypto.spec.*, java.math.BigInteger, java.util.Base64 and its Encoder/Decoder,
  *   java.util.ArrayList, java.util.HashSet, java.io.ByteArrayInputStream,
  *   com.sun.identity.authentication.callbacks.HiddenValueCallback,
- *   org.forgerock.openam.auth.node.api.Action and its ActionBuilder.
+ *   org.forgerock.openam.auth.node.api.Action and its ActionBuilder; and, for moving bytes
+ *   (toJava, fromJava), java.lang.String, java.lang.reflect.Array, java.util.Arrays and
+ *   java.util.stream.IntStream (what String.chars() returns; its implementation classes are
+ *   java.util.stream.*). The tests' Rhino has no class allowlist: these are read from the code.
  */
 
 /* ---- Configuration: the TPM manufacturer roots an EK certificate must chain to (PEM), their
