@@ -21,7 +21,7 @@ PKGS_TEST_BUILD := $(PKGS_BUILD) libssl-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq git libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt python3-authlib \
   gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
 PKGS_BENCH_TPM := $(PKGS_BUILD) python3 swtpm swtpm-tools libtss2-tcti-swtpm0
-PKGS_BENCH := $(PKGS_BENCH_TPM) gcc binutils valgrind lshw hwinfo inxi neofetch time umockdev
+PKGS_BENCH := $(PKGS_BENCH_TPM) gcc binutils valgrind lshw hwinfo inxi neofetch time umockdev rhino openjdk-17-jdk-headless
 # Man pages (packaging/gen-docs.py), completions (swift-argument-parser's), the .deb and its checks.
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
 PKGS_DEB := $(PKGS_DOCS) dpkg-dev fakeroot
@@ -342,6 +342,7 @@ bench: deps-bench release
 	bench/udev-bench.sh $(BIN)
 	FR_PROFILE=$(BIN) bench/match-bench.sh
 	python3 bench/tpm_commands.py bench --fr-profile $(BIN) --check
+	MAX_MS=50 Tests/TPMAttestationTests/Fixtures/bootquote/time-am-script.sh Tests/TPMAttestationTests/Fixtures/bootquote/corpus/*.json
 
 # TPM commands per operation (issue 31) through a decoding proxy in front of swtpm set up like a
 # PC, with and without a persistent SRK, beside the issue's goals; exit 1 when one is missed or a

@@ -57,13 +57,20 @@
  *   separators     a PCR 0-7 without its separator, a second one, or one not 0x00000000
  *   bootState      in PCR 7: a digest not the hash of its data, a malformed, duplicate or
  *                  unexpected variable, a Secure Boot variable after the separator, an
- *                  unexpected event type, no SecureBoot variable (PCR 4 actions' digests too)
+ *                  unexpected event type, no SecureBoot variable (PCR 4 actions' digests too),
+ *                  shim's MokSBState not one byte 0 or 1; of malformed variables only one
+ *                  shape is read: old shims' authority events after the separator, 6 bytes
+ *                  longer than their length fields (shimLengthBugVariable)
  *   secureBootOff  SecureBoot is not 1 and CONFIG.boot.requireSecureBoot is true
+ *   shimValidationOff  shim measured MokSBState = 1 into PCR 7 (mokutil --disable-validation:
+ *                  GRUB and the kernel not verified) and CONFIG.boot.requireSecureBoot is true
  * Without an event log:
  *   noEventLog     CONFIG.boot.requireSecureBoot is true: Secure Boot cannot be read without the
  *                  firmware event log
  * On success the node ends "activated" with sharedState "frTpmAttestation.boot" = JSON
  * {"method":"eventLog"|"enrolledPCRs"|"quoteOnly", "secureBoot":true|false|null,
+ *  "shimValidation":true|false|null (false: MokSBState = 1 measured; null without a log),
+ *  "dmaProtectionDisabled":true|false|null ("DMA Protection Disabled" in PCR 7; null without a log),
  *  ("eventLog" whenever the log was read, enrolled values compared too or not; "enrolledPCRs"
  *  without a log),
  *  "bootApplications":["<hex sha256 of each PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION>"...],
@@ -77,7 +84,10 @@
  *   javax.crypto.spec.*, java.math.BigInteger, java.util.Base64 and its Encoder/Decoder,
  *   java.util.ArrayList, java.util.HashSet, java.io.ByteArrayInputStream,
  *   com.sun.identity.authentication.callbacks.HiddenValueCallback,
- *   org.forgerock.openam.auth.node.api.Action and its ActionBuilder.
+ *   org.forgerock.openam.auth.node.api.Action and its ActionBuilder; and, for moving bytes
+ *   (toJava, fromJava), java.lang.String, java.lang.reflect.Array, java.util.Arrays and
+ *   java.util.stream.IntStream (what String.chars() returns; its implementation classes are
+ *   java.util.stream.*). The tests' Rhino has no class allowlist: these are read from the code.
  */
 
 /* ---- Configuration: the TPM manufacturer roots an EK certificate must chain to (PEM), their
@@ -174,16 +184,19 @@ function deviceText(text) { return loggable(text, 200); }
 
 /* ---- Bytes: JavaScript arrays of 0..255; Java byte[] only at the Java boundary. */
 
+/* Bytes cross the boundary in a few Java calls, not one LiveConnect element access (or one
+ * interpreted loop step) per byte, which costs Rhino's interpreter (AM runs scripts interpreted)
+ * about a microsecond each on a 20-50 KB event log: to Java as ISO-8859-1 text (each byte the
+ * character of its value); from Java as that text's characters (0-255) listed by
+ * Arrays.toString and read back with JSON.parse, both Java code. */
 function toJava(bytes) {
-  var out = java.lang.reflect.Array.newInstance(java.lang.Byte.TYPE, bytes.length);
-  for (var i = 0; i < bytes.length; i++) out[i] = (bytes[i] << 24) >> 24;
-  return out;
+  var text = "";
+  for (var at = 0; at < bytes.length; at += 8192) text += String.fromCharCode.apply(null, bytes.slice(at, at + 8192));
+  return new java.lang.String(text).getBytes("ISO-8859-1");
 }
 
 function fromJava(javaBytes) {
-  var out = [];
-  for (var i = 0; i < javaBytes.length; i++) out.push(javaBytes[i] & 0xff);
-  return out;
+  return JSON.parse(String(java.util.Arrays.toString(new java.lang.String(javaBytes, "ISO-8859-1").chars().toArray())));
 }
 
 function utf8(text) { return fromJava(new java.lang.String(text).getBytes("UTF-8")); }
@@ -712,11 +725,17 @@ LogReader.prototype.take = function (count, field) {
   this.index += count;
   return out;
 };
-LogReader.prototype.u8 = function (field) { return this.take(1, field)[0]; };
-LogReader.prototype.u16 = function (field) { var b = this.take(2, field); return b[0] | (b[1] << 8); };
+/* Little-endian integers read in place (no slice): the reader's hottest calls. */
+LogReader.prototype.skip = function (count, field) {
+  if (count > this.bytes.length - this.index) throw new Error("the event log ends inside " + field + " at offset " + this.offset());
+  this.index += count;
+  return this.index - count;
+};
+LogReader.prototype.u8 = function (field) { return this.bytes[this.skip(1, field)]; };
+LogReader.prototype.u16 = function (field) { var at = this.skip(2, field); return this.bytes[at] | (this.bytes[at + 1] << 8); };
 LogReader.prototype.u32 = function (field) {
-  var b = this.take(4, field);
-  return (b[0] | (b[1] << 8) | (b[2] << 16) | (b[3] << 24)) >>> 0;
+  var at = this.skip(4, field), b = this.bytes;
+  return (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24)) >>> 0;
 };
 
 /* A PCR index past 23 only on an EV_NO_ACTION event, which extends nothing (Windows appends
@@ -857,15 +876,20 @@ function replayLog(log, pcrs) {
   var hasSha256 = log.algorithms.some(function (a) { return a.id === ALG_SHA256; });
   if (!hasSha256) throw refusal("eventLog", "the event log has no sha256 digests (a SHA-1-only log?)");
   var locality = startupLocality(log);
+  /* Each PCR's value stays a Java byte[] while it is extended (one MessageDigest, no conversion
+   * back per event) and is read back once to compare. */
+  var digester = java.security.MessageDigest.getInstance("SHA-256");
   var values = {};
   log.events.forEach(function (e) {
     if (e.type === EV.noAction) return;
     var digest = e.digests[ALG_SHA256];
     if (!digest) throw refusal("eventLog", "event " + e.sequence + " in PCR " + e.pcr + " has no sha256 digest");
-    values[e.pcr] = sha256((values[e.pcr] || initialValue(e.pcr, locality)).concat(digest));
+    digester.update(values[e.pcr] || toJava(initialValue(e.pcr, locality)));
+    digester.update(toJava(digest));
+    values[e.pcr] = digester.digest();
   });
   QUOTED_PCRS.forEach(function (pcr) {
-    if (!equal(pcrs[pcr], values[pcr] || initialValue(pcr, locality))) {
+    if (!equal(pcrs[pcr], values[pcr] ? fromJava(values[pcr]) : initialValue(pcr, locality))) {
       throw refusal("replay", "PCR " + pcr + " (sha256) is not what the event log replays to");
     }
   });
@@ -903,6 +927,31 @@ function uefiVariable(event) {
   return { guid: bytes.slice(0, 16), name: name, data: bytes.slice(32 + 2 * nameLength) };
 }
 
+/* The one malformed shape read, and only for EV_EFI_VARIABLE_AUTHORITY after PCR 7's separator
+ * (as SecureBootState.swift's UEFIVariable(shimLengthBug:)): old shims sized the variable from
+ * their C struct, whose padding adds five zero bytes after the data, and the log event one byte
+ * longer than what was measured (shim commit 8a27a48). The event is 6 bytes longer than its
+ * length fields say: header, name, VariableDataLength bytes that are one DER certificate (a
+ * SEQUENCE with a two-byte length, no owner GUID), five zero bytes, one more byte that the digest
+ * does not cover (the caller checks it is the hash of the data without its last byte). Returns
+ * null for any other shape. */
+function shimLengthBugVariable(event) {
+  var bytes = event.data;
+  if (bytes.length < 32 + 6 + 4) return null;
+  function u64(at) { var v = 0; for (var i = 7; i >= 0; i--) v = v * 256 + bytes[at + i]; return v; }
+  var nameLength = u64(16);
+  var dataLength = u64(24);
+  if (!(nameLength <= bytes.length && dataLength <= bytes.length && 32 + 2 * nameLength + dataLength + 6 === bytes.length)) return null;
+  var start = 32 + 2 * nameLength;
+  var certificate = bytes.slice(start, start + dataLength);
+  if (!(certificate.length >= 4 && certificate[0] === 0x30 && certificate[1] === 0x82 &&
+    4 + (certificate[2] * 256 + certificate[3]) === certificate.length)) return null;
+  for (var at = bytes.length - 6; at < bytes.length - 1; at++) if (bytes[at] !== 0) return null;
+  var name = "";
+  for (var n = 32; n < start; n += 2) name += String.fromCharCode(bytes[n] | (bytes[n + 1] << 8));
+  return { guid: bytes.slice(0, 16), name: name, data: certificate };
+}
+
 /* The Secure Boot policy variable this is, when its GUID is the one UEFI defines for its name.
  * Names compare by exact UTF-16 code units (=== on strings built one code unit at a time, no
  * normalization), as SecureBootState.swift does: "P\u212A" (KELVIN SIGN) is not "PK". */
@@ -916,10 +965,15 @@ function securityVariable(variable) {
 
 function utf8Text(bytes) { return String(new java.lang.String(toJava(bytes), "UTF-8")); }
 
+var SHIM_LOCK = guid("605dab50-e046-4300-abb6-3dd810dd8b23");
+var DMA_PROTECTION_DISABLED = utf8("DMA Protection Disabled");
+
 function secureBootState(events) {
   var separators = {};
   var seen = {};
   var secureBoot = null;
+  var shimValidation = true;
+  var dmaProtectionDisabled = false;
   var bootApplications = [];
   events.forEach(function (event) {
     if (event.pcr > 7 || event.type === EV.noAction) return;
@@ -957,10 +1011,26 @@ function secureBootState(events) {
         secureBoot = variable.data.length === 1 && variable.data[0] === 1;
       }
     } else if (event.pcr === 7 && event.type === EV.efiVariableAuthority) {
-      requireDigestOfData("authority " + uefiVariable(event).name);
+      var authority;
+      try {
+        authority = uefiVariable(event);
+      } catch (malformed) {
+        /* Only the shape old shims wrote after the separator, digest and all. */
+        if (separators[7] === undefined || shimLengthBugVariable(event) === null ||
+          !equal(digest, sha256(event.data.slice(0, event.data.length - 1)))) throw malformed;
+        return;
+      }
+      requireDigestOfData("authority " + authority.name);
+      if (authority.name === "MokSBState" && equal(authority.guid, SHIM_LOCK)) {
+        if (!equal(authority.data, [0]) && !equal(authority.data, [1])) {
+          throw refusal("bootState", where + ": malformed UEFI variable: MokSBState is not one byte 0 or 1");
+        }
+        if (authority.data[0] === 1) shimValidation = false;
+      }
     } else if ((event.pcr === 7 || event.pcr === 4) && event.type === EV.efiAction) {
       if (event.pcr === 7 && equal(event.data, DEBUG_MODE)) throw refusal("debugMode", where + ": the firmware booted in UEFI debug mode");
       requireDigestOfData("action \"" + utf8Text(event.data) + "\"");
+      if (event.pcr === 7 && equal(event.data, DMA_PROTECTION_DISABLED)) dmaProtectionDisabled = true;
     } else if (event.pcr === 7) {
       throw refusal("bootState", where + " in PCR 7 has an unexpected type " + eventName(event.type));
     } else if (event.pcr === 4 && event.type === EV.efiBootServicesApplication) {
@@ -971,7 +1041,7 @@ function secureBootState(events) {
     if (separators[pcr] === undefined) throw refusal("separators", "PCR " + pcr + " has no separator event");
   }
   if (secureBoot === null) throw refusal("bootState", "PCR 7 has no SecureBoot variable event: Secure Boot state unknown");
-  return { enabled: secureBoot, bootApplications: bootApplications };
+  return { enabled: secureBoot, shimValidation: shimValidation, dmaProtectionDisabled: dmaProtectionDisabled, bootApplications: bootApplications };
 }
 
 /* The PCR values enrolled for this TPM's EK (CONFIG.boot.enrolledPcrs), or null. */
@@ -1020,15 +1090,20 @@ function quoteRound(text, pending) {
     });
   }
   var requireSecureBoot = CONFIG.boot.requireSecureBoot !== false;
-  var boot = { method: null, secureBoot: null, bootApplications: [], pcrs: {}, note: null };
+  var boot = { method: null, secureBoot: null, shimValidation: null, dmaProtectionDisabled: null, bootApplications: [], pcrs: {}, note: null };
   QUOTED_PCRS.forEach(function (pcr) { boot.pcrs[String(pcr)] = hex(quote.pcrs[pcr]); });
   if (quote.eventLog !== undefined) {
     var log = checking("eventLog", function () { return parseEventLog(quote.eventLog); });
     var state = secureBootState(replayLog(log, quote.pcrs));
     if (!state.enabled && requireSecureBoot) throw refusal("secureBootOff", "the firmware event log says Secure Boot is off");
+    if (!state.shimValidation && requireSecureBoot) {
+      throw refusal("shimValidationOff", "shim measured MokSBState = 1 into PCR 7: its verification was switched off (mokutil --disable-validation), so GRUB and the kernel were not verified");
+    }
     /* "eventLog" with enrolled values too: Secure Boot and the applications were read from the log. */
     boot.method = "eventLog";
     boot.secureBoot = state.enabled;
+    boot.shimValidation = state.shimValidation;
+    boot.dmaProtectionDisabled = state.dmaProtectionDisabled;
     boot.bootApplications = state.bootApplications;
     boot.note = "Proven: " + QUOTED + ", and the firmware event log replays to them and says Secure Boot is " +
       (state.enabled ? "on" : "off") + (enrolled !== null ? ", and they equal the values enrolled for this TPM" : "") +

@@ -35,6 +35,11 @@ public struct BootState: Sendable, Equatable {
   public var secureBoot: Bool?
   /// PCR 4's EV_EFI_BOOT_SERVICES_APPLICATION digests (SHA-256), in order.
   public var bootApplications: [[UInt8]]
+  /// False when shim measured MokSBState = 1 into PCR 7 (its verification of GRUB and the
+  /// kernel switched off); true when the log shows no such thing; nil without a log.
+  public var shimValidation: Bool? = nil
+  /// The firmware measured "DMA Protection Disabled" into PCR 7; nil without a log.
+  public var dmaProtectionDisabled: Bool? = nil
   /// The quoted values.
   public var pcrs: [Int: [UInt8]]
   /// The quoted values were compared with the ones enrolled for this device, and are them
@@ -63,6 +68,8 @@ public struct BootState: Sendable, Equatable {
     [
       "method": .string(method.rawValue), "secureBoot": secureBoot.map(JSON.bool) ?? .null,
       "bootApplications": .array(bootApplications.map { .string(hexString($0)) }),
+      "shimValidation": shimValidation.map(JSON.bool) ?? .null,
+      "dmaProtectionDisabled": dmaProtectionDisabled.map(JSON.bool) ?? .null,
       "pcrs": .object(JSONObject(pcrs.sorted { $0.key < $1.key }.map { (key: String($0.key), value: .string(hexString($0.value))) })),
       "note": .string(note),
     ]
@@ -74,7 +81,7 @@ public struct BootState: Sendable, Equatable {
 public struct BootRefusal: Error, Sendable, Equatable, CustomStringConvertible {
   public enum Check: String, Sendable {
     case malformed, signature, notQuote, nonce, selection, pcrDigest, eventLog, replay, debugMode, separators, bootState
-    case secureBootOff, enrolledPcrs, noEventLog, cannotQuote
+    case secureBootOff, shimValidationOff, enrolledPcrs, noEventLog, cannotQuote
   }
 
   public var check: Check
@@ -145,9 +152,16 @@ extension AttestationVerifier {
         }
       }
       if policy.requireSecureBoot, !state.enabled { throw BootRefusal(.secureBootOff, "the firmware event log says Secure Boot is off") }
+      if policy.requireSecureBoot, !state.shimValidation {
+        throw BootRefusal(
+          .shimValidationOff,
+          "shim measured MokSBState = 1 into PCR 7: its verification was switched off (mokutil --disable-validation), so GRUB and the kernel were not verified"
+        )
+      }
       // "eventLog" with enrolled values too: Secure Boot and the applications were read from the log.
       return BootState(
-        method: .eventLog, secureBoot: state.enabled, bootApplications: state.bootApplications, pcrs: quote.pcrs,
+        method: .eventLog, secureBoot: state.enabled, bootApplications: state.bootApplications,
+        shimValidation: state.shimValidation, dmaProtectionDisabled: state.dmaProtectionDisabled, pcrs: quote.pcrs,
         equalsEnrolled: equalsEnrolled)
     case .missing(let why):
       if policy.requireSecureBoot {

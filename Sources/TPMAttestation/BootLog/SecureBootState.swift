@@ -17,6 +17,13 @@ public struct SecureBootState: Sendable, Equatable {
   public var variablesAfterSeparator: [String] = []
   /// EV_EFI_ACTION strings in PCR 7 other than "UEFI Debug Mode" (e.g. "DMA Protection Disabled").
   public var actions: [String] = []
+  /// False when shim measured its `MokSBState` variable as 1 into PCR 7 (`mokutil
+  /// --disable-validation`: shim loads GRUB and the kernel without verifying them); true
+  /// otherwise, which says only that nothing in the log switched shim's verification off.
+  public var shimValidation = true
+  /// The firmware measured the EV_EFI_ACTION "DMA Protection Disabled" into PCR 7 (a DMA
+  /// remapping unit, IOMMU, left off before the OS).
+  public var dmaProtectionDisabled = false
   /// The EV_EFI_BOOT_SERVICES_APPLICATION digests of PCR 4, in order (shim, GRUB, the kernel…).
   public var bootApplications: [[UInt8]] = []
   /// EV_EFI_ACTION strings in PCR 4 ("Calling EFI Application from Boot Option"…).
@@ -26,6 +33,10 @@ public struct SecureBootState: Sendable, Equatable {
   static let imageSecurityDatabase = GUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f")
   /// Compared as bytes: a String == would take a canonically equivalent spelling for it.
   static let debugMode = Array("UEFI Debug Mode".utf8)
+  static let dmaProtectionDisabled = Array("DMA Protection Disabled".utf8)
+  /// shim's vendor GUID (SHIM_LOCK_GUID), under which it measures MokSBState.
+  static let shimLock = GUID("605dab50-e046-4300-abb6-3dd810dd8b23")
+  static let mokSBState = Array("MokSBState".utf16)
 
   public init(_ log: ReplayedLog) throws(BootStateError) {
     let missing = (0...7).filter { !log.pcrs.contains($0) }
@@ -73,14 +84,34 @@ public struct SecureBootState: Sendable, Equatable {
         case .forbiddenSignatures: forbiddenSignatures = variable.data
         }
       case (7, .efiVariableAuthority):
-        let variable = try UEFIVariable(event)
+        let variable: UEFIVariable
+        do { variable = try UEFIVariable(event) } catch {
+          // Only the shape old shims wrote after the separator (UEFIVariable(shimLengthBug:)),
+          // digest and all; any other malformed authority is refused.
+          guard separators[7] != nil, let old = UEFIVariable(shimLengthBug: event),
+            digest == log.bank.hash(Array(event.data.dropLast()))
+          else { throw error }
+          authorities.append(old.data)
+          continue
+        }
         try requireDigestOfData("authority \(variable.name)")
+        if variable.guid == Self.shimLock, variable.units == Self.mokSBState {
+          guard variable.data == [0] || variable.data == [1] else {
+            throw .malformedVariable(sequence: event.sequence, reason: "MokSBState is not one byte 0 or 1")
+          }
+          if variable.data == [1] { shimValidation = false }
+        }
         authorities.append(variable.data)
       case (7, .efiAction), (4, .efiAction):
         guard !(event.pcr == 7 && event.data == Self.debugMode) else { throw .debugMode(sequence: event.sequence) }
         let action = String(decoding: event.data, as: UTF8.self)
         try requireDigestOfData("action \"\(action)\"")
-        if event.pcr == 7 { actions.append(action) } else { bootActions.append(action) }
+        if event.pcr == 7 {
+          actions.append(action)
+          if event.data == Self.dmaProtectionDisabled { dmaProtectionDisabled = true }
+        } else {
+          bootActions.append(action)
+        }
       case (7, _): throw .unexpectedEvent(sequence: event.sequence, pcr: 7, type: event.type)
       case (4, .efiBootServicesApplication): bootApplications.append(digest)
       default: continue
@@ -143,6 +174,37 @@ struct UEFIVariable {
     units = stride(from: 32, to: 32 + 2 * Int(nameLength), by: 2).map { UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8 }
     name = String(decoding: units, as: UTF16.self)
     data = Array(bytes[(32 + 2 * Int(nameLength))...])
+  }
+
+  /// The one malformed shape read, and only for EV_EFI_VARIABLE_AUTHORITY after PCR 7's
+  /// separator, as old shims wrote it: the variable sized from shim's C struct, whose padding
+  /// adds five zero bytes after the data, and the log event one byte longer than what was
+  /// measured (fixed by shim commit 8a27a48, "tpm: Fix off-by-one error when calculating event
+  /// size"). So the event is 6 bytes longer than its length fields say: the header, the name,
+  /// VariableDataLength bytes that are one DER certificate (a SEQUENCE with a two-byte length,
+  /// without EFI_SIGNATURE_DATA's owner GUID), five zero bytes and one more byte, which the
+  /// digest does not cover (the caller checks the digest is the hash of the data without its
+  /// last byte). Seen in Container-Optimized OS, Debian 10 and tpm2-tools' postcode logs;
+  /// go-attestation reads it too (its issue 157).
+  init?(shimLengthBug event: EventLog.Event) {
+    let bytes = event.data
+    guard bytes.count >= 32 + 6 + 4 else { return nil }
+    func uint64(_ at: Int) -> UInt64 { bytes[at..<at + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
+    let nameLength = uint64(16)
+    let dataLength = uint64(24)
+    guard nameLength <= UInt64(bytes.count), dataLength <= UInt64(bytes.count),
+      32 + 2 * Int(nameLength) + Int(dataLength) + 6 == bytes.count
+    else { return nil }
+    let start = 32 + 2 * Int(nameLength)
+    let certificate = Array(bytes[start..<start + Int(dataLength)])
+    guard certificate.count >= 4, certificate[0] == 0x30, certificate[1] == 0x82,
+      4 + (Int(certificate[2]) << 8 | Int(certificate[3])) == certificate.count,
+      bytes[(bytes.count - 6)..<(bytes.count - 1)].allSatisfy({ $0 == 0 })
+    else { return nil }
+    guid = GUID(bytes: Array(bytes[0..<16]))
+    units = stride(from: 32, to: start, by: 2).map { UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8 }
+    name = String(decoding: units, as: UTF16.self)
+    data = certificate
   }
 
   /// The Secure Boot policy variable this is, when its name is one's code unit for code unit and

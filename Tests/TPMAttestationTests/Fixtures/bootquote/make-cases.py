@@ -155,10 +155,12 @@ def separator(pcr, value=b"\0\0\0\0"):
 
 
 def boot(certs, secure_boot=1, startup_locality=True, mok=True, debug_mode=False, extra_separator=None,
-         secure_boot_measured=None, pk_name="PK", after_separator=()):
+         secure_boot_measured=None, pk_name="PK", after_separator=(), before_separator=(), shim_authorities=()):
     """A UEFI boot with shim and GRUB, in the order firmware logs it. `pk_name` is the name PK is
     measured under; `after_separator` (GUID, name, data) variables are measured into PCR 7 after
-    its separator, as shim measures SbatLevel."""
+    its separator, as shim measures SbatLevel; `before_separator` events are logged after the
+    firmware's Secure Boot variables, `shim_authorities` after the db authority that verified shim
+    (shim's own EV_EFI_VARIABLE_AUTHORITY events: its vendor certificate, MokSBState)."""
     pk, kek, db = certs
     events = []
     if startup_locality:
@@ -183,6 +185,7 @@ def boot(certs, secure_boot=1, startup_locality=True, mok=True, debug_mode=False
         Event(1, EV_EFI_VARIABLE_BOOT, variable_data(EFI_GLOBAL_VARIABLE, "BootOrder", b"\x01\x00\x00\x00")),
         Event(4, EV_EFI_ACTION, b"Calling EFI Application from Boot Option"),
     ]
+    events += list(before_separator)
     events += [separator(pcr) for pcr in range(8)]
     if extra_separator is not None:
         events.append(separator(extra_separator))
@@ -192,6 +195,7 @@ def boot(certs, secure_boot=1, startup_locality=True, mok=True, debug_mode=False
         Event(4, EV_EFI_BOOT_SERVICES_APPLICATION, image_load_event("\\EFI\\debian\\shimx64.efi", 0xE7000),
               b"Authenticode of shimx64.efi"),
     ]
+    events += list(shim_authorities)
     if mok:
         events += [
             Event(14, EV_IPL, b"MokList\0", b"MokList contents"),
@@ -204,6 +208,18 @@ def boot(certs, secure_boot=1, startup_locality=True, mok=True, debug_mode=False
         Event(5, EV_EFI_ACTION, b"Exit Boot Services Returned with Success"),
     ]
     return events
+
+
+SHIM_LOCK = guid("605dab50-e046-4300-abb6-3dd810dd8b23")
+
+
+def shim_length_bug_authority(cert, tail=b"\0\0\0\0\0\xaf", covered=-1):
+    """shim's vendor certificate as shims before commit 8a27a48 logged it: EV_EFI_VARIABLE_AUTHORITY
+    "Shim" whose data is the bare DER certificate (no owner GUID), the event 6 bytes longer than
+    its length fields (five zero bytes of struct padding, then one byte that was not measured),
+    the digest the hash of the data without its last byte (`covered` bytes from the end)."""
+    data = variable_data(SHIM_LOCK, "Shim", cert) + tail
+    return Event(7, EV_EFI_VARIABLE_AUTHORITY, data, data[:covered] if covered else data)
 
 
 # ---- The software TPM.
@@ -379,8 +395,8 @@ def main():
                             "pcrs": pcr_file, "nonce": nonce, "log": log, "values": pcrs, "key": key_name,
                             "tool_log": tool_log or log}
 
-        def accept(method, secure_boot):
-            return {"verdict": "accept", "method": method, "secureBoot": secure_boot}
+        def accept(method, secure_boot, **fields):
+            return dict({"verdict": "accept", "method": method, "secureBoot": secure_boot}, **fields)
 
         def refuse(check):
             return {"verdict": "refuse", "check": check}
@@ -466,6 +482,40 @@ def main():
              refuse("pcrDigest"), alter=altered)
         case("refuse-sha1-only-log", "a legacy (TPM 1.2 layout) SHA-1 log of the same boot: it has no sha256 digests",
              normal, b"".join(legacy_record(e) for e in normal if e.kind != EV_NO_ACTION), refuse("eventLog"))
+        # Old shims' authority events (go-attestation issue 157): the one malformed shape read,
+        # after PCR 7's separator, with its digest over all but the last byte; near misses refused.
+        shim_db = certs[2]
+        old_shim = boot(certs, shim_authorities=[shim_length_bug_authority(shim_db)])
+        case("accept-shim-length-bug", "shim's vendor certificate logged as shims before commit 8a27a48 did: 6 bytes past "
+             "its length fields, a bare DER certificate, the digest over all but the last byte (issue 38)", old_shim,
+             crypto_agile_log(old_shim), accept("eventLog", True, shimValidation=True, dmaProtectionDisabled=False))
+        early = boot(certs, before_separator=[shim_length_bug_authority(shim_db)])
+        case("refuse-shim-length-bug-before-separator", "the old shim's authority shape before PCR 7's separator, where "
+             "only firmware measures", early, crypto_agile_log(early), refuse("bootState"))
+        whole = boot(certs, shim_authorities=[shim_length_bug_authority(shim_db, covered=None)])
+        case("refuse-shim-length-bug-digest-of-whole", "the old shim's authority shape with its digest over the whole "
+             "event data (the last byte too)", whole, crypto_agile_log(whole), refuse("bootState"))
+        seven = boot(certs, shim_authorities=[shim_length_bug_authority(shim_db, tail=b"\0\0\0\0\0\0\xaf")])
+        case("refuse-shim-length-bug-seven-bytes", "an authority event 7 bytes past its length fields (six zero bytes and "
+             "one more)", seven, crypto_agile_log(seven), refuse("bootState"))
+        padded = boot(certs, shim_authorities=[shim_length_bug_authority(shim_db, tail=b"\0\0\x01\0\0\xaf")])
+        case("refuse-shim-length-bug-nonzero-padding", "the old shim's authority shape with a non-zero byte among the "
+             "five padding bytes", padded, crypto_agile_log(padded), refuse("bootState"))
+        # MokSBState = 1 (mokutil --disable-validation): shim verifies nothing it loads.
+        mok_off = boot(certs, shim_authorities=[Event(7, EV_EFI_VARIABLE_AUTHORITY, variable_data(SHIM_LOCK, "MokSBState", b"\x01"))])
+        case("refuse-shim-validation-off", "Secure Boot on, but shim measured MokSBState = 1 into PCR 7 (its validation "
+             "disabled): GRUB and the kernel were not verified (issue 38)", mok_off, crypto_agile_log(mok_off),
+             refuse("shimValidationOff"))
+        case("accept-shim-validation-off-allowed", "shim's validation disabled (MokSBState = 1) and a policy that does not "
+             "require Secure Boot: reported as shimValidation false", mok_off, crypto_agile_log(mok_off),
+             accept("eventLog", True, shimValidation=False, dmaProtectionDisabled=False), require_secure_boot=False)
+        mok_on = boot(certs, shim_authorities=[Event(7, EV_EFI_VARIABLE_AUTHORITY, variable_data(SHIM_LOCK, "MokSBState", b"\x00"))])
+        case("accept-shim-validation-on", "shim measured MokSBState = 0 (validation on)", mok_on, crypto_agile_log(mok_on),
+             accept("eventLog", True, shimValidation=True, dmaProtectionDisabled=False))
+        dma = boot(certs, before_separator=[Event(7, EV_EFI_ACTION, b"DMA Protection Disabled")])
+        case("accept-dma-protection-disabled", "the firmware measured \"DMA Protection Disabled\" into PCR 7 before its "
+             "separator: accepted, reported as dmaProtectionDisabled (issue 38)", dma, crypto_agile_log(dma),
+             accept("eventLog", True, shimValidation=True, dmaProtectionDisabled=True))
         case("refuse-not-quote", "the AK's TPM2_Certify of itself (TPMS_ATTEST type 0x8017) sent as the quote", normal,
              crypto_agile_log(normal), refuse("notQuote"), certify=True)
 

@@ -5,7 +5,8 @@
 # case's nonce pending, the case's quote document in the frTpmBootQuote callback, and the case's
 # policy as CONFIG.boot. Prints "ok <name>" or "FAIL <name>: expected ... got ..." comparing the
 # outcome and sharedState "frTpmAttestation.refusedCheck" (and, on accepts, the boot object's
-# method and secureBoot); exits 1 on any FAIL.
+# method and secureBoot, and shimValidation and dmaProtectionDisabled where the case expects
+# them); exits 1 on any FAIL.
 #
 #   Tests/TPMAttestationTests/Fixtures/bootquote/run-am-script.sh [CASE.json...]
 #
@@ -42,6 +43,10 @@ if expect["verdict"] == "accept":
     boot = json.loads(shared["frTpmAttestation.boot"]) if "frTpmAttestation.boot" in shared else {}
     state = json.loads(shared.get("frTpmAttestation", "{}"))
     got = "outcome %s, method %s, secureBoot %s" % (result["outcome"], boot.get("method"), json.dumps(boot.get("secureBoot")))
+    for key in ("shimValidation", "dmaProtectionDisabled"):
+        if key in expect:
+            wanted += ", %s %s" % (key, json.dumps(expect[key]))
+            got += ", %s %s" % (key, json.dumps(boot.get(key)))
     ok = wanted == got and state.get("activated") is True and "quoteNonce" not in state and got_check is None
     if not ok and reason:
         got += " (refused %s: %s)" % (got_check, reason)
