@@ -150,7 +150,8 @@ import Testing
     if command.contains("am.example.com") || command.contains("am.internal") || command.contains("$AM") {
       var configuration = AuthenticateServer.Configuration()
       let words = command.split(separator: " ").map(String.init)
-      let realm = words.firstIndex(of: "--realm").map { words[$0 + 1] } ?? "root"
+      // Without --realm, a --resume example takes the realm of $LINK below (/alpha).
+      let realm = words.firstIndex(of: "--realm").map { words[$0 + 1] } ?? (command.contains("--resume") ? "alpha" : "root")
       configuration.path = realm == "root" ? "/json/realms/root/authenticate" : "/json/realms/root/realms/\(realm)/authenticate"
       if let tree = words.firstIndex(of: "--tree").map({ words[$0 + 1] }) {
         configuration.tree = tree

@@ -101,7 +101,8 @@ extension FRProfile {
               --latitude 52.52 --longitude 13.405
           fr-profile journey --server https://am.example.com/am --realm alpha \\
               --tree Kiosk --answers ~/.config/fr-profile/kiosk-answers.json
-          echo "$LINK" | fr-profile journey --server https://am.example.com/am --resume -
+          echo "$LINK" | fr-profile journey --server https://am.example.com/am \\
+              --resume -
           fr-profile journey --server https://am.example.com/am --realm alpha \\
               --tree StepUp --session-file ~/.am-token --force-auth -o ~/.am-token
         """
