@@ -42,6 +42,7 @@ let package = Package(
     .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
     // The verifier, for a server-side Swift program: no client target, no tpm2-tss.
     .library(name: "TPMAttestation", targets: ["TPMAttestation"]),
+    .library(name: "TPMProtocol", targets: ["TPMProtocol"]),
   ],
   traits: [
     .trait(
@@ -232,6 +233,7 @@ let package = Package(
       name: "DeviceBindingTests",
       dependencies: [
         "DeviceBinding", "Journey", "JourneyProfiler", "Collectors", "DeviceIdentity", "ProfileJSON", "SystemCalls", "TPMKeys",
+        "TPMProtocol",
         "TestSupport",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
@@ -267,14 +269,14 @@ let package = Package(
     .testTarget(
       name: "TPMAttestationTests",
       dependencies: [
-        "TPMAttestation", "TPMKeys", "TestSupport", "ProfileJSON", .product(name: "X509", package: "swift-certificates"),
+        "TPMAttestation", "TPMKeys", "TPMProtocol", "TestSupport", "ProfileJSON", .product(name: "X509", package: "swift-certificates"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"], swiftSettings: testCode),
     // Against a real TPM protocol: swtpm started by the tests on a loopback port.
     .testTarget(
       name: "TPMKeysTests",
-      dependencies: ["TPMKeys", "TestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: testCode),
+      dependencies: ["TPMKeys", "TPMProtocol", "TestSupport", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: testCode),
     // What the tests of several targets share (test targets cannot share sources): the swtpm launcher,
     // processes, threads, and firmware event logs built in code (BuiltLog).
     .target(
@@ -308,7 +310,7 @@ let package = Package(
     .testTarget(
       name: "CLITests",
       dependencies: [
-        "ProfileJSON", "DeviceMatch", "COpenSSL", "TestSupport", "TPMKeys", "TPMAttestation",
+        "ProfileJSON", "DeviceMatch", "COpenSSL", "TestSupport", "TPMKeys", "TPMAttestation", "TPMProtocol",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures", "Support/pty-drive.py", "Support/oauth-am.py", "Support/oauth-am-selftest.sh"], swiftSettings: testCode),
@@ -329,7 +331,7 @@ let package = Package(
     fuzzTarget("fuzz-device-matcher", ["DeviceMatch", "ProfileJSON"], "DeviceMatcher"),
     fuzzTarget("fuzz-journey-step", ["Journey", "ProfileJSON"], "JourneyStep"),
     fuzzTarget("fuzz-tpm-wire", ["TPMProtocol", "ProfileJSON"], "TPMWire"),
-    fuzzTarget("fuzz-event-log", ["TPMAttestation"], "EventLog"),
+    fuzzTarget("fuzz-event-log", ["TPMAttestation", "TPMProtocol"], "EventLog"),
     fuzzTarget("fuzz-callback-answerer", ["Collectors", "Journey", "JourneyProfiler", "ProfileJSON", "SystemCalls"], "CallbackAnswerer"),
   ]
 )

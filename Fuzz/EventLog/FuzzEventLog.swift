@@ -1,5 +1,6 @@
 import FuzzSupport
 import TPMAttestation
+import TPMProtocol
 
 // Fuzz target: the firmware event log a device sends (TPMAttestation/BootLog), any bytes.
 // Invariants: no crash on any input; a parsed log's events lie inside the input in order, carry

@@ -1,6 +1,7 @@
 // See include/CTSS2.h. The shape of Sources/CUdev/udev-loader.c: one table behind pthread_once,
 // each pointer typed from the tss2 headers (__typeof__), so the compiler still checks every call;
 // here four libraries, each opened by soname in dependency order.
+#include <stdlib.h>
 #include "CTSS2.h"
 #include "CLoader.h"
 #include <pthread.h>
@@ -66,6 +67,13 @@ static const char *failed;
 static char why[256] = "libtss2 was not loaded";
 
 static void load(void) {
+  // tpm2-tss logs every TPM error response to stderr; fr-profile maps them to TPMError and
+  // reports each once, so tpm2-tss's log stays off unless the user asks for it
+  // (TSS2_LOG=all+debug). tpm2-tss reads only the environment for it: set once, here, before
+  // the library is loaded, with overwrite 0 (the user's value wins). Process-wide and not
+  // thread-safe against another thread's getenv, so done once behind pthread_once rather than
+  // at every connection.
+  setenv("TSS2_LOG", "all+NONE", 0);
   // The TCTI modules libtss2-tctildr opens link libtss2-mu themselves, so they find its symbols
   // although the libraries are opened RTLD_LOCAL.
   void *libraries[LIBRARIES];

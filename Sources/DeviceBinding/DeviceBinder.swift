@@ -5,6 +5,7 @@ import Journey
 import ProfileJSON
 import SystemCalls
 import TPMKeys
+import TPMProtocol
 
 #if canImport(Glibc)
   import Glibc
@@ -28,7 +29,7 @@ package typealias KeySelector = @Sendable (_ records: [UserKeyRecord]) throws(Bi
 
 /// Answers DeviceBindingCallback and DeviceSigningVerifierCallback (what the SDKs call the
 /// binder and the signer). `package`, not API: the CLI's binding commands use it, and its shape
-/// is still to settle (issue 19: one binding path) before journey clients get it as a product.
+/// is still to settle (one binding path) before journey clients get it as a product.
 ///
 ///     let binder = DeviceBinder(
 ///       store: try FileUserKeyStore(stateDirectory: stateDir), applicationId: "com.example.app",
@@ -380,7 +381,7 @@ package struct DeviceBinder: Sendable {
 
   /// Before a PIN or a private key enters memory: no core dump (RLIMIT_CORE 0) and not
   /// dumpable (a same-user debugger cannot attach, /proc/self goes to root), for the rest of
-  /// this process. A crash while a key is open must not write it to disk (issue 20: a 31 MB
+  /// this process. A crash while a key is open must not write it to disk (a 31 MB
   /// core held a PIN key's scalar).
   static func guardSecrets() throws {
     guard fr_profile_forbid_core_dumps() == 0 else {

@@ -54,6 +54,6 @@ package struct FRProfile: ParsableCommand {
       hints: [
         "--password":
           "--password is not an option: a password in the arguments is visible to every user (ps, /proc). Pipe it with --password-stdin, or leave it out to be asked on the terminal"
-      ])
+      ], asynchronous: [Attest.Challenge.self])
   }
 }

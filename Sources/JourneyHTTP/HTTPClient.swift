@@ -75,7 +75,8 @@ public final class HTTPClient {
   /// The default `maximumResponseSize`: 1 MiB.
   public static let defaultMaximumResponseSize = 1 << 20
   /// nil when libcurl could not be loaded (`post` then throws `libraryUnavailable`).
-  private let handle: UnsafeMutableRawPointer?
+  /// libcurl's easy handle, made at the first request (and reused by the next ones).
+  private var easyHandle: UnsafeMutableRawPointer?
 
   /// Loads libcurl (dlopen, once per process; Sources/CCurl/include/CCurl.h), or says why not.
   public static func loadLibrary() throws(HTTPError) {
@@ -92,10 +93,9 @@ public final class HTTPClient {
     self.timeout = timeout
     self.caFile = caFile
     self.maximumResponseSize = maximumResponseSize
-    handle = frp_curl_load(nil) != 0 ? frp_curl_easy_init() : nil
   }
 
-  deinit { if let handle { frp_curl_easy_cleanup(handle) } }
+  deinit { if let easyHandle { frp_curl_easy_cleanup(easyHandle) } }
 
   /// POSTs `body` to `url` with `headers` ("Name: value"); any status is a response. `timeout`
   /// (seconds) replaces the client's for this request, e.g. the time a journey has left.
@@ -104,7 +104,8 @@ public final class HTTPClient {
     _ url: String, headers: [String], body: [UInt8], timeout requestTimeout: Double? = nil, method: String? = nil
   ) throws(HTTPError) -> HTTPResponse {
     try Self.loadLibrary()
-    guard let handle else { throw .failed(url: url, reason: "curl_easy_init failed") }
+    if easyHandle == nil { easyHandle = frp_curl_easy_init() }
+    guard let handle = easyHandle else { throw .failed(url: url, reason: "curl_easy_init failed") }
     let timeout = requestTimeout ?? self.timeout
     let sink = ResponseSink(limit: maximumResponseSize)
     var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)

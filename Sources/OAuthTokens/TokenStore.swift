@@ -14,11 +14,14 @@ public final class TokenStore {
 
   let directory: StateDirectory
 
-  /// Opens `<stateDirectory>/tokens`; with `create`, makes both (mode 0700) when missing.
-  public init(stateDirectory: String, create: Bool) throws(StateDirectoryError) {
+  /// Opens `<stateDirectory>/tokens`; with `create`, makes both (mode 0700) when missing. A
+  /// named factory, as `StateDirectory.open`: it may create directories.
+  public static func open(stateDirectory: String, create: Bool) throws(StateDirectoryError) -> TokenStore {
     if create { _ = try StateDirectory.open(stateDirectory, create: true) }
-    directory = try StateDirectory.open(stateDirectory + "/" + Self.directoryName, create: create)
+    return TokenStore(directory: try StateDirectory.open(stateDirectory + "/" + Self.directoryName, create: create))
   }
+
+  private init(directory: StateDirectory) { self.directory = directory }
 
   /// The directory's path, for messages.
   public var path: String { directory.path }

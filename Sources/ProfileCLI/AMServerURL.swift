@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// AM's base URL as a command that sends a credential to it takes it (`--server`), and the one
-/// transport rule all such commands share (issue 19): https://, or plain http:// only to this
+/// transport rule all such commands share: https://, or plain http:// only to this
 /// machine (localhost, 127.0.0.0/8, ::1) or when the caller passes `--insecure-http`. `journey`
 /// sends the password and receives a session token; `keys delete --server` sends the SSO token.
 package struct AMServerURL: Sendable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Collectors
+import Dispatch
 import SystemCalls
 
 #if canImport(Glibc)
@@ -22,8 +23,12 @@ package enum CommandMain {
   ///   - name: how the user spells the root command ("fr-profile", "fr-profile journey").
   ///   - hints: a replacement message for an argument that does not exist but that users try,
   ///     such as `--password` (which would put a secret in argv).
+  ///   - asynchronous: the subcommands that are `AsyncParsableCommand`s. Named rather than found
+  ///     by a cast: casting every parsed command to the protocol would make the runtime scan the
+  ///     binary's conformance records (0.2 M instructions) for the commands that are not async.
   package static func run<Command: ParsableCommand>(
-    _: Command.Type, _ arguments: [String], name: String = "fr-profile", hints: [String: String] = [:]
+    _: Command.Type, _ arguments: [String], name: String = "fr-profile", hints: [String: String] = [:],
+    asynchronous: [any AsyncParsableCommand.Type] = []
   ) -> Never {
     let subcommands = Command.configuration.subcommands.map { $0._commandName }
     // The subcommand the user asked for, which names the help to see.
@@ -75,13 +80,44 @@ package enum CommandMain {
       }
     }
 
+    let command: any ParsableCommand
+    do { command = try Command.parseAsRoot(arguments) } catch { finish(Command.self, error, helpName) }
+    if asynchronous.contains(where: { ObjectIdentifier($0) == ObjectIdentifier(type(of: command)) }),
+      let command = command as? any AsyncParsableCommand
+    {
+      runAsync(Command.self, command, helpName)
+    }
     do {
-      var command = try Command.parseAsRoot(arguments)
+      var command = command
       try command.run()
       exit(0)
-    } catch let exitCode as ExitCode {
-      exit(exitCode.rawValue)  // already reported (reportingFailures)
     } catch {
+      finish(Command.self, error, helpName)
+    }
+  }
+
+  /// An async command (one that awaits a library's async API, as `attest challenge` awaits the
+  /// certificate verifier) runs as a task while the main thread parks in `dispatchMain()`; the
+  /// task ends the process. Structured: no semaphore, no box shared across threads, and the
+  /// commands that are not async (collect among them) never start the concurrency runtime.
+  static func runAsync<Command: ParsableCommand>(_: Command.Type, _ command: any AsyncParsableCommand, _ helpName: String) -> Never {
+    nonisolated(unsafe) var command = command  // handed to the one task, never touched here again
+    Task {
+      do {
+        try await command.run()
+        exit(0)
+      } catch {
+        finish(Command.self, error, helpName)
+      }
+    }
+    dispatchMain()
+  }
+
+  /// Ends the process for what parsing or a command threw: its exit code, with ArgumentParser's
+  /// message on one line (help and version text on stdout).
+  static func finish<Command: ParsableCommand>(_: Command.Type, _ error: any Error, _ helpName: String) -> Never {
+    if let exitCode = error as? ExitCode { exit(exitCode.rawValue) }  // already reported (reportingFailures)
+    do {
       let code = Command.exitCode(for: error)
       if code == .success {
         // --help, --version, help, --generate-completion-script: the text goes to stdout.

@@ -121,6 +121,16 @@ package func reportingFailures(_ body: () throws -> Void) throws {
   }
 }
 
+/// `reportingFailures` for an async command's body.
+package func reportingFailures(_ body: () async throws -> Void) async throws {
+  do {
+    try await body()
+  } catch let failure as Failure {
+    writeStandardError("fr-profile: error: \(failure.description)\n")
+    throw ExitCode(failure.code)
+  }
+}
+
 /// Writes `text` to stderr with control characters other than newline and tab replaced
 /// (`ServerText.printable`): messages quote what servers, stored records and files said, and
 /// none of it may drive the terminal. Our own messages hold no other controls.
@@ -151,7 +161,7 @@ package func printOutput(_ text: String) throws {
 /// Writes `text` to `path` atomically, for the caller, with `mode` exactly (whatever the umask):
 /// readers see the old file or the new one, whole, and a crash leaves one of them.
 ///
-/// The file is the caller's and nothing is inherited from a file it replaces (issue 29: a
+/// The file is the caller's and nothing is inherited from a file it replaces (a
 /// planted file once gave root's TPM key to its planter). So the directory must be one that only
 /// root or the caller can change — every directory on the way is checked as the state
 /// directory's ancestors are, OpenSSH's `safe_path` rule, with sticky `/tmp` allowed — and an

@@ -25,7 +25,7 @@ package enum Base64URL {
 
   /// Nil for characters outside the alphabet, padding, an impossible length, or unused bits
   /// that are not zero: one byte string has one spelling ("QQ" is "A"; "QR" is refused), so
-  /// nothing signed or compared can take two forms (RFC 4648 §3.5, issue 29).
+  /// nothing signed or compared can take two forms (RFC 4648 §3.5).
   package static func decode(_ text: String) -> [UInt8]? {
     var values: [UInt8] = []
     for byte in text.utf8 {

@@ -1,6 +1,6 @@
 import Crypto
 import ProfileJSON
-@_exported import TPMProtocol
+import TPMProtocol
 import X509
 
 // Date only, as swift-certificates takes it (FoundationEssentials, not the whole of Foundation).
@@ -72,8 +72,10 @@ public struct AttestationVerifier: Sendable {
 
   /// Checks the request — the EK certificate chains to a root and certifies the EK (or the EK is
   /// listed), the AK is a restricted signing key of its TPM — and returns the challenge for the
-  /// client and the state to keep.
-  public func challenge(for request: AttestationRequest) async throws(AttestationError) -> (challenge: JSON, pending: PendingActivation) {
+  /// client (its `json` is the document sent) and the state to keep.
+  public func challenge(for request: AttestationRequest) async throws(AttestationError) -> (
+    challenge: AttestationChallenge, pending: PendingActivation
+  ) {
     let ek = try TPMPublic(tpm2b: request.endorsementKey)
     let ak = try TPMPublic(tpm2b: request.attestationKey)
     guard (ek.type == TPMPublic.algECC) == (request.endorsementKeyType == "eccP256") else {
@@ -95,7 +97,7 @@ public struct AttestationVerifier: Sendable {
     else { throw .attestationKeyNotRestricted }
     let credential = (0..<32).map { _ in UInt8.random(in: 0...255) }
     let sealed = try CredentialChallenge.make(endorsementKey: ek, objectName: ak.name, credential: credential)
-    let challenge = AttestationChallenge(credentialBlob: sealed.credentialBlob, encryptedSecret: sealed.encryptedSecret).json
+    let challenge = AttestationChallenge(credentialBlob: sealed.credentialBlob, encryptedSecret: sealed.encryptedSecret)
     let pending = PendingActivation(
       attestationKey: request.attestationKey, credentialDigest: Array(SHA256.hash(data: credential)), endorsementKeyName: ek.name,
       endorsementCertified: certified)

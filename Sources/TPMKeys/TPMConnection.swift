@@ -9,7 +9,7 @@ import Synchronization
   import Musl
 #endif
 
-/// The TPM connection a process keeps (issue 31): opened at the first operation, its storage
+/// The TPM connection a process keeps: opened at the first operation, its storage
 /// key, loaded keys and salted session reused by the ones that follow — the binding, the
 /// attestation and the evidence of one journey share it — and flushed by `close()`. One
 /// operation at a time (ESAPI is not thread-safe); shareable between threads.
@@ -45,7 +45,7 @@ public final class TPMConnection: Sendable {
   /// with a transient warning (`TPMError.busy`: out of object memory while other clients hold
   /// the slots, RETRY, YIELDED, TESTING), with a jittered exponential backoff for at most
   /// `budget` seconds. Without a resource manager a TPM has 3 object slots: 20 parallel
-  /// bindings on swtpm ran into 0x902 in 14 of 20 before the retry (issue 20). A connection
+  /// bindings on swtpm ran into 0x902 in 14 of 20 before the retry. A connection
   /// that failed (no TPM answers) is closed, and the next call opens a new one.
   public func run<T: Sendable>(budget: Double = 10, _ body: (TPMContext) throws(TPMError) -> T) throws(TPMError) -> T {
     try context.withLock { (open: inout TPMContext?) throws(TPMError) -> T in
@@ -57,7 +57,7 @@ public final class TPMConnection: Sendable {
         if let open {
           tpm = open
         } else {
-          tpm = try TPMContext(tcti: tcti, keepsObjects: true, responseTimeout: responseTimeout)
+          tpm = try TPMContext.open(tcti: tcti, keepsObjects: true, responseTimeout: responseTimeout)
           tpm.knownStorageKeyNames = rememberedStorageKeyNames()
         }
         open = tpm

@@ -7,8 +7,6 @@ import Dispatch
 import Synchronization
 import TPMProtocol
 
-@_exported import struct TPMProtocol.TPMKeyBlob
-
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -26,7 +24,7 @@ public enum TPMConfiguration {
   /// The TCTIs tpm2-tss ships that reach a TPM: the kernel device, the TPM simulators' sockets,
   /// the access broker, libtpms in process. Not `cmd` (it runs a command) or `pcap`, and never a
   /// library path: tpm2-tss's loader dlopens whatever it is given, and the TCTI can come from
-  /// the environment (issue 20).
+  /// the environment.
   public static let acceptedTCTIs = ["device", "mssim", "swtpm", "tabrmd", "libtpms"]
 
   /// `option`, else `$FR_PROFILE_TCTI`, else `defaultTCTI`; an option or variable that is not
@@ -63,7 +61,7 @@ public struct TPMConfigurationError: Error, Sendable, Equatable, CustomStringCon
 }
 
 /// One connection to a TPM through ESAPI: the TCTI and the ESYS context, and what the
-/// operations that follow on it reuse (issue 31: every command costs 3-600 ms on a real chip,
+/// operations that follow on it reuse (every command costs 3-600 ms on a real chip,
 /// a CreatePrimary of an RSA key seconds): the storage key looked up or made once, keys kept
 /// loaded between operations (Certify, then Sign), one salted HMAC session for the authValues.
 /// `close()` (or deinit) flushes what it loaded. The only type that touches tpm2-tss pointers.
@@ -126,7 +124,7 @@ public final class TPMContext {
   /// warning (`TPMError.busy`: out of object memory while other clients hold the slots, RETRY,
   /// YIELDED, TESTING), with a jittered exponential backoff for at most `budget` seconds.
   /// Without a resource manager a TPM has 3 object slots: 20 parallel bindings on swtpm ran into
-  /// 0x902 in 14 of 20 before this (issue 20). A connection of its own, closed afterwards;
+  /// 0x902 in 14 of 20 before this. A connection of its own, closed afterwards;
   /// `TPMConnection.run` keeps one for the operations that follow.
   public static func session<T: Sendable>(tcti: String, budget: Double = 10, _ body: (TPMContext) throws(TPMError) -> T) throws(TPMError)
     -> T
@@ -155,19 +153,22 @@ public final class TPMContext {
   /// Set by a deadline that fired (from its own thread).
   private let deadlinePassed = DeadlineFlag()
 
-  /// Connects to the TPM at `tcti`. No command is sent: the first one an operation needs
-  /// tells whether a TPM answers there (`probe()` when there is no operation yet); a TCTI that
-  /// cannot be opened (no device, nothing listening at the port) fails here.
-  public init(tcti: String, keepsObjects: Bool = false, responseTimeout: Double = TPMContext.defaultResponseTimeout)
-    throws(TPMError)
-  {
+  /// Loads tpm2-tss (once per process, `loadLibraries()`) and connects to the TPM at `tcti`.
+  /// No command is sent: the first one an operation needs tells whether a TPM answers there
+  /// (`probe()` when there is no operation yet); a TCTI that cannot be opened (no device,
+  /// nothing listening at the port) fails here. A named factory rather than an initializer: it
+  /// loads libraries and opens a device.
+  public static func open(
+    tcti: String, keepsObjects: Bool = false, responseTimeout: Double = TPMContext.defaultResponseTimeout
+  ) throws(TPMError) -> TPMContext {
+    try TPMContext(tcti: tcti, keepsObjects: keepsObjects, responseTimeout: responseTimeout)
+  }
+
+  private init(tcti: String, keepsObjects: Bool, responseTimeout: Double) throws(TPMError) {
     self.tcti = tcti
     self.keepsObjects = keepsObjects
     self.responseTimeout = responseTimeout
     socketPeer = SocketPeer(tcti: tcti)
-    // tpm2-tss logs every TPM error response to stderr; ours are mapped to TPMError and
-    // reported once, so its log stays off unless the user asks for it (TSS2_LOG=all+debug).
-    setenv("TSS2_LOG", "all+NONE", 0)
     try Self.loadLibraries()
     var loaded: OpaquePointer?
     let opened = withDeadline { frp_Tss2_TctiLdr_Initialize(tcti, &loaded) }
@@ -373,7 +374,7 @@ public final class TPMContext {
   /// sensitiveDataOrigin: so not an imported key whose private part someone knows), and noDA —
   /// loading a child authorizes its parent, so a parent without noDA puts every key under it in
   /// the TPM's dictionary-attack lockout, and another user's wrong PINs would block keys that
-  /// have none (issue 29). `tpm2_createprimary`'s default attributes lack noDA: such an SRK is
+  /// have none. `tpm2_createprimary`'s default attributes lack noDA: such an SRK is
   /// passed over for the template SRK.
   static func trustworthySRK(_ area: TPMPublic) -> Bool {
     trustworthySaltKey(area) && !area.has(.sign) && area.has(.fixedParent) && area.has(.noDA)

@@ -1,3 +1,5 @@
+import TPMProtocol
+
 /// Why a TPM operation failed. The CLI maps each case to a message and an exit code.
 public enum TPMError: Error, Sendable, Equatable, CustomStringConvertible {
   /// No TPM answers at `tcti` (no device, swtpm not running, no TCTI library): the TPM is not

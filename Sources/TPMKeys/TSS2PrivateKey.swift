@@ -1,3 +1,4 @@
+import TPMProtocol
 import SwiftASN1
 
 /// A TPM key in the `TSS2 PRIVATE KEY` PEM form that tpm2-openssl, openssl_tpm2_engine and

@@ -1,6 +1,6 @@
 import ProfileJSON
 
-/// The third round of TPM attestation (issue 28): the boot state, quoted by the TPM. After the
+/// The third round of TPM attestation: the boot state, quoted by the TPM. After the
 /// credential activation the verifier sends a nonce in a HiddenValueCallback `frTpmBootQuote`;
 /// the device answers in the same callback with TPM2_Quote of its boot PCRs by the activated
 /// attestation key over that nonce, the PCR values, and the firmware event log when it can read

@@ -49,7 +49,7 @@ public struct TPMPublic: Sendable, Equatable {
 
   /// The RSA keys accepted anywhere: the TCG EK profiles' sizes, and an odd public exponent of
   /// at least 3. A larger modulus is no stronger here and costs the verifier's hand-written
-  /// exponentiation quadratic time (a 65,000-byte modulus took 338 s, issue 29); e = 1 or an
+  /// exponentiation quadratic time (a 65,000-byte modulus took 338 s); e = 1 or an
   /// even e is no RSA key at all.
   public static let rsaModulusBits = 2048...4096
 
@@ -154,7 +154,7 @@ extension TPMPublic {
   /// The public area a TPM makes from the TCG EK Credential Profile's template L-1 (RSA 2048)
   /// or L-2 (ECC NIST P-256) for the key `material` — byte for byte, so that one TPM has one EK
   /// name: the verifier requires a presented EK to be exactly this for its certificate's key
-  /// (issue 29: a key compared alone let one TPM pass under many names). Nil for a key no
+  /// (a key compared alone let one TPM pass under many names). Nil for a key no
   /// such template makes (an RSA key that is not 2048 bits with e = 65537, a coordinate
   /// longer than 32 bytes).
   public static func endorsementKeyArea(for material: Material) -> [UInt8]? {

@@ -1,6 +1,7 @@
 import Foundation
 import ProfileJSON
 import TPMAttestation
+import TPMProtocol
 import TestSupport
 import Testing
 
@@ -228,7 +229,7 @@ extension BindingCommandTests {
       // Bad input names its file, exit 65.
       let malformed = try run(["attest", "verify", "--state", files.jws, "--answer", files.answer, files.jws])
       #expect(malformed.status == 65 && malformed.stderr.contains(files.jws))
-      // Issue 29: a state file another user planted or may write is never written or trusted.
+      // A state file another user planted or may write is never written or trusted.
       if canDropPrivileges {
         chmod(device.directory, 0o755)  // nobody must reach the shared directory
         let shared = device.directory + "/shared"
@@ -415,7 +416,7 @@ extension JSON {
   }
 }
 
-/// Issue 29, break 5: the smaller breaks of the attest commands.
+/// The smaller breaks of the attest commands.
 extension BindingCommandTests {
   @Test("--trusted-ek in full-width digits is a usage error (it crashed with SIGILL)")
   func fullWidthDigitsAreAUsageError() throws {
@@ -443,7 +444,7 @@ extension BindingCommandTests {
     }
   }
 
-  /// Issue 37 (from round 4): ended by the library's deadline on the TPM's sockets, with its
+  /// Ended by the library's deadline on the TPM's sockets, with its
   /// message naming the TPM, not by the command line's watchdog (its backstop, 2 s later).
   @Test("attest request, answer, certify and quote end at --max-time when the TPM stops answering (exit 75), the TPM named")
   func attestClientVerbsHaveADeadline() throws {

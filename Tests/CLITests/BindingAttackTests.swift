@@ -2,7 +2,7 @@ import Foundation
 import ProfileJSON
 import Testing
 
-/// Attacks on a bound PIN key from this machine (issue 20): an attempt killed during the key
+/// Attacks on a bound PIN key from this machine: an attempt killed during the key
 /// derivation, a debugger attached while the PIN is typed, `--root` pointed at a clean machine.
 extension BindingCommandTests {
   /// A `journey` on tree `Sign` running in the background, its PIN read from the FIFO `pinPath`.

@@ -424,7 +424,7 @@ import Testing
   }
 
   /// An unsafe key file is never used; it is skipped and named (one bad file must not stop the
-  /// other users' keys, issue 20), and `keys delete` removes it.
+  /// other users' keys), and `keys delete` removes it.
   @Test func unsafeKeyFilesAreSkippedAndNamed() throws {
     try withDevice { device in
       try withServer { server, _ in

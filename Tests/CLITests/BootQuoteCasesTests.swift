@@ -1,6 +1,7 @@
 import Foundation
 import ProfileJSON
 import TPMAttestation
+import TPMProtocol
 import TestSupport
 import Testing
 
@@ -97,7 +98,7 @@ struct BootQuoteCasesTests {
   }
 
   @Test(
-    "every real firmware log of the corpus (at least 20, from at least 3 projects' test data) has its ground truth's verdict from both verifiers (issue 38)"
+    "every real firmware log of the corpus (at least 20, from at least 3 projects' test data) has its ground truth's verdict from both verifiers"
   )
   func corpusLogsReachTheirVerdicts() async throws {
     // make-corpus-cases.py replays each log of Fixtures/eventlogs/corpus into swtpm and checks
@@ -122,7 +123,7 @@ struct BootQuoteCasesTests {
   }
 
   @Test(
-    "a log at each bound (4096 events, 64 KiB an event, 512 KiB a log) is accepted by both verifiers, one past it refused by both as eventLog (issue 37)"
+    "a log at each bound (4096 events, 64 KiB an event, 512 KiB a log) is accepted by both verifiers, one past it refused by both as eventLog"
   )
   func eventLogBoundsAgree() async throws {
     // bound-cases.py grows accept-secure-boot's log with EV_NO_ACTION events (the quote still

@@ -2,10 +2,11 @@ import Crypto
 import Foundation
 import ProfileJSON
 import TPMAttestation
+import TPMProtocol
 import TestSupport
 import Testing
 
-/// The boot quote (issue 28) end to end: swtpm's PCRs extended with the digests of an event log
+/// The boot quote end to end: swtpm's PCRs extended with the digests of an event log
 /// built in code (swtpm has no firmware), `attest quote` by the activated AK, and three judges —
 /// `attest verify --boot` (TPMAttestation), tpm2-tools' `tpm2_checkquote`, and the AM script in
 /// a journey's third round.

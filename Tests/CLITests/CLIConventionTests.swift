@@ -2,7 +2,7 @@ import Foundation
 import ProfileJSON
 import Testing
 
-/// The command line's conventions (issue 10's papercuts): one-line usage errors with exit 64,
+/// The command line's conventions: one-line usage errors with exit 64,
 /// negative coordinates, `-o -`, one output convention, no silently ignored options.
 @Suite(.timeLimit(.minutes(10))) struct CLIConventionTests {
   /// A usage error: exit 64 and exactly one line on stderr naming the help to read.
@@ -331,7 +331,7 @@ import Testing
     #expect(try mode(replaced) == 0o600)
     #expect(try String(contentsOfFile: replaced, encoding: .utf8).hasSuffix("}\n"))
 
-    // Issue 29: a token file nobody planted is refused, and keeps no token.
+    // A token file nobody planted is refused, and keeps no token.
     if canDropPrivileges {
       let planted = directory + "/planted-token"
       try "planted\n".write(toFile: planted, atomically: false, encoding: .utf8)

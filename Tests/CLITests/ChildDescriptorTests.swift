@@ -9,7 +9,7 @@ import Testing
 @Suite struct ChildDescriptorTests {
   /// Judged by what each of the child's descriptors refers to, never by their numbers: the
   /// leaked descriptor's number is whatever was free (3 as often as not), and a lister's own
-  /// directory descriptor takes the lowest free one (issue 37: this test once listed with ls and
+  /// directory descriptor takes the lowest free one (this test once listed with ls and
   /// failed whenever the leak was 3).
   @Test("a descriptor without close-on-exec does not reach a child")
   func noDescriptorIsInherited() throws {

@@ -3,7 +3,7 @@ import ProfileJSON
 import TestSupport
 import Testing
 
-/// Issue 26: the journeys enterprises run — MFA after the password, registration, suspended
+/// The journeys enterprises run — MFA after the password, registration, suspended
 /// and step-up journeys, and every callback the SDKs answer — against a loopback AM tree of
 /// nodes (`NodeTree`) speaking AM's exact callback JSON, answered from an --answers file and,
 /// in TerminalPromptTests' way, at a terminal.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 11, items 1–7: the key store and `--output` against a local attacker (`nobody`),
+/// The key store and `--output` against a local attacker (`nobody`),
 /// symlink swaps, FIFOs, interrupted resets and leftovers — through the built binary.
 @Suite(.timeLimit(.minutes(10))) struct IdentityHardeningTests {
   let laptop = ["--root", machineRoot("laptop")]
@@ -220,7 +220,7 @@ import Testing
   }
 }
 
-/// Issue 11, item 7: `collect --output FILE`.
+/// `collect --output FILE`.
 @Suite(.timeLimit(.minutes(10))) struct OutputFileTests {
   let arguments = ["collect", "--no-metadata", "--root", machineRoot("laptop")]
 
@@ -268,7 +268,7 @@ import Testing
 
   @Test(.enabled(if: canDropPrivileges, "needs root to give the file away"))
   func anotherUsersFileIsNeverReplacedNorItsOwnerInherited() throws {
-    // Issue 29: the writer once gave the new file the replaced file's owner and mode.
+    // The writer once gave the new file the replaced file's owner and mode.
     let top = try makeTemporaryDirectory()
     defer { removeTemporaryDirectory(top) }
     let target = top + "/profile.json"

@@ -2,7 +2,7 @@ import Foundation
 import ProfileJSON
 import Testing
 
-/// Issue 11, items 8–12: `fr-profile journey` against a hostile loopback server, and
+/// `fr-profile journey` against a hostile loopback server, and
 /// `fr-profile callback` on hostile steps.
 @Suite(.timeLimit(.minutes(10))) struct JourneyHardeningTests {
   static let password = "s3cret-Passw0rd"
@@ -109,7 +109,7 @@ import Testing
       let result = try journey(server, state)
       #expect(result.status == 1)
       #expect(result.stderr.contains("hello ?]52;c;"))
-      // The echoed body is cut to one line of 200 characters (issue 37), before the password;
+      // The echoed body is cut to one line of 200 characters, before the password;
       // where the password is within them, it is hidden.
       let failure = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("fr-profile: error: authentication failed") })
       #expect(failure.hasSuffix("….") || failure.contains("[hidden]"), "\(failure)")

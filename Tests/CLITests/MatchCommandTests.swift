@@ -404,7 +404,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     }
   }
 
-  /// Issue 19. The script parses each stored profile AM's DAO hands it with `JSON.parse` and,
+  /// The script parses each stored profile AM's DAO hands it with `JSON.parse` and,
   /// when that throws, logs "Error parsing stored profile" and `continue`s (src/index.js). A
   /// stored array or listing is one JSON text; when its framing is broken (`]` missing, text
   /// after it, a missing `,`) JSON.parse rejects that text, so it is one entry the script

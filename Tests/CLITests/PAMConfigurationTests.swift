@@ -3,7 +3,7 @@ import Testing
 
 /// The PAM stacks that gate BIOMETRIC keys and the `biometricAvailable` policy are the
 /// administrator's (/etc/pam.d/fr-profile, fr-profile-biometric): no option of the shipped
-/// binary lets a caller swap them (issue 19).
+/// binary lets a caller swap them.
 @Suite(.timeLimit(.minutes(10))) struct PAMConfigurationTests {
   @Test(arguments: [
     ["callback", "step.json"], ["journey", "--server", "https://am.example.com/am", "--realm", "root", "--tree", "Login"],

@@ -2,7 +2,7 @@ import Foundation
 import ProfileJSON
 import Testing
 
-/// Issue 29, break 1: a file fr-profile writes for its caller is the caller's, with the mode the
+/// A file fr-profile writes for its caller is the caller's, with the mode the
 /// command chooses — never another user's planted file, and never in a directory another user
 /// can change. Every writer that needs no server or TPM, run as root against `nobody`'s plants;
 /// the writers that do (journey -o, keys export -o, attest challenge --state) have the same

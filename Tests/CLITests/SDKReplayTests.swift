@@ -2,7 +2,7 @@ import Foundation
 import ProfileJSON
 import Testing
 
-/// Issue 38: the AM pages recorded in the ForgeRock SDKs' test resources
+/// The AM pages recorded in the ForgeRock SDKs' test resources
 /// (Tests/JourneyTests/Fixtures/sdk-recorded) served to the built `fr-profile journey`, answered
 /// from an answers file; what it posts back must be the page with exactly the inputs the SDKs'
 /// own tests expect (`expectations.json`, each citing its test) and nothing else changed, with

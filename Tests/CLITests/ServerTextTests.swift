@@ -2,7 +2,7 @@ import Foundation
 import ProfileJSON
 import Testing
 
-/// A hostile server's text on its way to the screen (issue 20): a binding callback's title at
+/// A hostile server's text on its way to the screen: a binding callback's title at
 /// the PIN prompt, and the username it makes fr-profile store, shown later by the key selector
 /// and `keys list`; and what a server can make fr-profile store at all.
 extension BindingCommandTests {

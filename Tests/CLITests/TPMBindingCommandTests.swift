@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import ProfileJSON
 import TPMKeys
+import TPMProtocol
 import TestSupport
 import Testing
 
@@ -89,7 +90,7 @@ extension BindingCommandTests {
   }
 }
 
-/// The TPM under attack or under load (issue 20): a TPM that stops answering, a TCTI that is a
+/// The TPM under attack or under load: a TPM that stops answering, a TCTI that is a
 /// library path, a TPM this user may not open.
 extension BindingCommandTests {
   @Test("a TPM that stops answering mid-journey ends it at --max-time with 75")
@@ -163,19 +164,19 @@ extension BindingCommandTests {
   }
 }
 
-/// `keys export`: a TPM key in the TSS2 PRIVATE KEY form other TPM software loads (issue 21).
+/// `keys export`: a TPM key in the TSS2 PRIVATE KEY form other TPM software loads.
 extension BindingCommandTests {
   @Test(
     "an exported TPM key signs through Debian's tpm2-openssl provider, and the signature verifies with the key fr-profile bound")
   func exportedKeySignsThroughTPM2OpenSSL() throws {
     try withSWTPM { tpm in
-      try TPMContext(tcti: tpm.tcti).persistStorageKey()
+      try TPMContext.open(tcti: tpm.tcti).persistStorageKey()
       try withDevice { device in
         try withServer { server, tree in
           #expect(try journey(server, device, tree: "Bind", ["--key-store", "tpm", "--tcti", tpm.tcti]).status == 0)
           let kid = try #require(try keyList(device).first?["kid"]?.stringValue)
           let pem = device.directory + "/key.pem"
-          // Issue 29: nobody's file where the key goes is refused and never gets the key.
+          // Nobody's file where the key goes is refused and never gets the key.
           if canDropPrivileges {
             chmod(device.directory, 0o755)  // nobody must reach the shared directory
             let shared = device.directory + "/shared"
@@ -229,7 +230,7 @@ extension BindingCommandTests {
           let missing = try run(["keys", "export", "0d6f2c3e-1b4a-4c5d-8e9f-a0b1c2d3e4f5", "--state-dir", device.state])
           #expect(missing.status == 1 && missing.stderr.contains("no bound key has the kid"))
         }
-        try TPMContext(tcti: tpm.tcti).persistStorageKey()
+        try TPMContext.open(tcti: tpm.tcti).persistStorageKey()
         try withServer({ $0.authenticationType = "APPLICATION_PIN" }) { server, _ in
           let options = ["--pin-file", try device.pinFile("271828"), "--key-store", "tpm", "--tcti", tpm.tcti]
           #expect(try journey(server, device, tree: "Bind", options).status == 0)

@@ -2,10 +2,11 @@ import Crypto
 import Foundation
 import ProfileJSON
 import TPMAttestation
+import TPMProtocol
 import TestSupport
 import Testing
 
-/// Issue 31: what fr-profile sends the TPM, as bench/tpm_commands.py's decoding proxy sees it
+/// What fr-profile sends the TPM, as bench/tpm_commands.py's decoding proxy sees it
 /// between tpm2-tss's swtpm TCTI and swtpm (the same proxy `make bench-tpm` counts with): the
 /// fewest commands per operation, the persistent EK read instead of re-created, and no byte of a
 /// PIN, or of the authValue made from it, on the bus in clear.
@@ -111,7 +112,7 @@ extension BindingCommandTests {
         #expect(creates.contains { firstSession($0)?["kind"] == "hmac" && firstSession($0)?["decrypt"] == true }, "\(creates)")
         // The whole attested journey, the attestation key made in it, without a persistent SRK:
         // the issue's 22 commands, two for the SRK this TPM makes from its template, and the boot
-        // quote round's three (issue 28: Quote, and two PCR_Reads for nine PCRs, eight at most a read).
+        // quote round's three (Quote, and two PCR_Reads for nine PCRs, eight at most a read).
         #expect(proxied.commands.count <= 27, "\(proxied.names)")
         #expect(
           proxied.names.filter { $0 == "Quote" }.count == 1 && proxied.names.filter { $0 == "PCR_Read" }.count == 2, "\(proxied.names)")
@@ -120,7 +121,7 @@ extension BindingCommandTests {
   }
 
   @Test(
-    "each operation within issue 31's goal on a TPM set up like a PC (RSA EK certificate, persistent EK and SRK): the SRK checked by one CreatePrimary once, then remembered; no PIN-derived byte in clear"
+    "each operation within its goal (bench/README.md) on a TPM set up like a PC (RSA EK certificate, persistent EK and SRK): the SRK checked by one CreatePrimary once, then remembered; no PIN-derived byte in clear"
   )
   func operationsWithinTheirGoals() throws {
     let made = try ManufacturedTPM(persistentSRK: true)
@@ -137,7 +138,7 @@ extension BindingCommandTests {
         #expect(proxied.result.status == 0, "\(name): \(proxied.result.stderr)")
         if let goal { #expect(proxied.commands.count <= goal, "\(name): \(proxied.commands.count) > \(goal): \(proxied.names)") }
         // The persistent EK is read, never made; the persistent SRK is checked once to be the
-        // TCG template's primary (issue 37: one CreatePrimary, its name then remembered in the
+        // TCG template's primary (one CreatePrimary, its name then remembered in the
         // state directory), never made.
         #expect(proxied.names.filter { $0 == "CreatePrimary" }.count == (checksSRK ? 1 : 0), "\(name): \(proxied.names)")
         record += proxied.record

@@ -1,6 +1,7 @@
 import Foundation
 import ProfileJSON
 import TPMKeys
+import TPMProtocol
 import TestSupport
 import Testing
 
@@ -204,7 +205,7 @@ import Testing
   }
 }
 
-/// Issue 29, break 2, through the commands: on a TPM whose persistent SRK lacks noDA, another
+/// Through the commands: on a TPM whose persistent SRK lacks noDA, another
 /// user's wrong PINs that lock the TPM out never stop the identity or attestation.
 extension TPMIdentityCommandTests {
   @Test("a persistent SRK without noDA: identifier and attest request still work while the TPM is locked out")
@@ -224,7 +225,7 @@ extension TPMIdentityCommandTests {
       let moved = try run(["identifier", "--move-to-tpm"] + state)
       #expect(moved.status == 0, "\(moved.stderr)")
       // Another user's PIN key, wrong PINs until the lockout.
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       try context.setDictionaryAttackParameters(maxTries: 1, recoverySeconds: 600, lockoutRecoverySeconds: 600)
       let theirs = try context.createSigningKey(authValue: Array("1234".utf8))
       #expect(throws: TPMError.authFailed) { try context.sign([1], with: theirs, authValue: Array("0000".utf8)) }

@@ -3,7 +3,7 @@ import ProfileJSON
 import TestSupport
 import Testing
 
-/// Issue 27: OAuth 2.0 after the journey (authorization code with PKCE), `token` with its
+/// OAuth 2.0 after the journey (authorization code with PKCE), `token` with its
 /// refresh, lock and formats, and `logout` — against an authorization server built on Authlib
 /// (Support/oauth-am.py), so PKCE, refresh, revocation and the ID token's signature are judged
 /// by an implementation this project did not write.
@@ -374,7 +374,7 @@ struct TokenCommandTests {
   }
 
   @Test(
-    "--format git answers only the hosts the token is for (issue 37): other hosts, ports, paths and plain http get nothing and exit 0; their erase changes nothing"
+    "--format git answers only the hosts the token is for: other hosts, ports, paths and plain http get nothing and exit 0; their erase changes nothing"
   )
   func gitHelperIsScoped() throws {
     try withLogin { server, directory in

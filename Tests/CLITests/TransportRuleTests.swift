@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// One transport rule for every command that sends a credential to AM (issue 19): https://, or
+/// One transport rule for every command that sends a credential to AM: https://, or
 /// plain http:// only to this machine (localhost, 127.0.0.0/8, ::1) or with --insecure-http.
 /// `journey` sends the password, `keys delete --server` the SSO token.
 @Suite(.timeLimit(.minutes(10))) struct TransportRuleTests {

@@ -11,11 +11,11 @@ import Testing
   import Musl
 #endif
 
-/// The collect path was rewritten for speed (issue 8): loops instead of `split`, `map` and
+/// The collect path was rewritten for speed: loops instead of `split`, `map` and
 /// string interpolation. Each rewrite is held here to the straightforward form it replaced, on
 /// edge cases and on seeded random inputs (the seed is printed on failure).
 @Suite(.timeLimit(.minutes(10))) struct CollectPathEquivalenceTests {
-  /// The straightforward forms, as they were before issue 8.
+  /// The straightforward forms, as they were before collect was made lean.
   enum Reference {
     static func normalizeLocale(_ value: String) -> String? {
       let name = value.split(separator: ".", maxSplits: 1).first.map(String.init) ?? value

@@ -3,6 +3,7 @@ import DeviceIdentity
 import Foundation
 import SystemCalls
 import TPMKeys
+import TPMProtocol
 import TestSupport
 import Testing
 
@@ -24,7 +25,7 @@ import Testing
       tpm.removeState()
       _ = try? FileManager.default.removeItem(atPath: directory)
     }
-    func newBlob() throws -> [UInt8] { try TPMContext(tcti: tpm.tcti).createSigningKey().bytes }
+    func newBlob() throws -> [UInt8] { try TPMContext.open(tcti: tpm.tcti).createSigningKey().bytes }
     func names() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: store.directory).sorted() }
   }
 

@@ -4,6 +4,7 @@ import Foundation
 import Journey
 import ProfileJSON
 import TPMKeys
+import TPMProtocol
 import TestSupport
 import Testing
 
@@ -67,7 +68,8 @@ import Testing
   @Test func wrongPINsReachTheTPMsDictionaryAttackLockout() async throws {
     let fixture = try Fixture()
     // swtpm's DA settings: 2 tries, long recovery (lockout auth is empty on a fresh swtpm).
-    try TPMContext(tcti: fixture.tpm.tcti).setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
+    try TPMContext.open(tcti: fixture.tpm.tcti).setDictionaryAttackParameters(
+      maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
     let pins = FixedPINs("482916", "000000", "111111", "482916")
     // No software lock: only the TPM limits the guesses.
     let binder = makeBinder(store: fixture.store, pins: pins, lockPolicy: .none)

@@ -5,7 +5,7 @@ import SystemCalls
 import TestSupport
 import Testing
 
-/// The state directory primitive and the key store's hardening (issue 11, items 1–6).
+/// The state directory primitive and the key store's hardening.
 @Suite(.timeLimit(.minutes(10))) struct StateDirectoryTests {
   func withTree(_ body: (String) throws -> Void) throws {
     let tree = try TemporaryTree()

@@ -271,7 +271,7 @@ import Testing
     return run
   }
 
-  // MARK: Whole files (issue 19)
+  // MARK: Whole files
 
   /// The pairs above hand one entry's text to both paths, so their cut-off and trailing text
   /// never met the reader's framing or the engine's early answer: a stored array cut after a

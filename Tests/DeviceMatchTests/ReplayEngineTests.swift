@@ -102,7 +102,7 @@ import Testing
     #expect(count(#"{"identifier": "dev", "metadata": {"a": 1} "#, handingOff: true) == .general)
   }
 
-  // MARK: Framing (issue 19)
+  // MARK: Framing
 
   /// What a replay of `text` gives in one output mode: the report, what was emitted (outcome
   /// and stored index) and the warnings.

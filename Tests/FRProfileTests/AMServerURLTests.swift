@@ -2,7 +2,7 @@ import ArgumentParser
 import ProfileCLI
 import Testing
 
-/// The transport rule of every command that sends a credential to AM (issue 19).
+/// The transport rule of every command that sends a credential to AM.
 @Suite(.timeLimit(.minutes(10))) struct AMServerURLTests {
   @Test(arguments: [
     "http://localhost/am", "http://LOCALHOST:8080/am", "http://localhost./am", "http://127.0.0.1:9/am", "http://127.255.0.1/am",

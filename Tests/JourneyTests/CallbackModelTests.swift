@@ -2,7 +2,7 @@ import Journey
 import ProfileJSON
 import Testing
 
-/// Issue 26, the Swift API: every callback the SDKs answer is read into a typed request, and
+/// Every callback the SDKs answer is read into a typed request, and
 /// answered through the step, as an embedder would (the SDKs' callback model: a step, its typed
 /// callbacks, set values, next). Shapes as the JavaScript SDK's own tests have them.
 @Suite(.timeLimit(.minutes(10)))

@@ -2,7 +2,7 @@ import Journey
 import ProfileJSON
 import Testing
 
-/// Issue 11, items 9–11 at the library level: bounded walks, linear input setting, and server
+/// Bounded walks, linear input setting, and server
 /// text made printable.
 @Suite(.timeLimit(.minutes(10))) struct JourneyBoundsTests {
   static func step(names count: Int) -> [UInt8] {
@@ -59,7 +59,7 @@ import Testing
       ("osc \u{1B}]52;c;eA==\u{07} end", "osc ?]52;c;eA==? end"),
       ("c1 \u{9B}2J", "c1 ?2J"),
       ("bidi \u{202E}txt.exe", "bidi ?txt.exe"),
-      // Every Bidi_Control scalar, U+061C ARABIC LETTER MARK too (issue 37).
+      // Every Bidi_Control scalar, U+061C ARABIC LETTER MARK too.
       ("alm \u{061C}a \u{200E}\u{200F}\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}", "alm ?a ??????????"),
       // Other format characters stay: ZWJ joins an emoji, ZWNJ is part of Persian spelling.
       (

@@ -3,7 +3,7 @@ import Journey
 import ProfileJSON
 import Testing
 
-/// Issue 38: AM pages recorded in the ForgeRock SDKs' own test resources
+/// AM pages recorded in the ForgeRock SDKs' own test resources
 /// (Fixtures/sdk-recorded, provenance in its README.md) read as the SDKs read them — AM's quirks
 /// the SDKs accept included — and each callback type fr-profile answers is recorded by two SDKs
 /// where two record it.

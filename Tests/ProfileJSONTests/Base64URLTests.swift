@@ -17,7 +17,7 @@ import Testing
     #expect(Base64URL.decode("a") == nil && Base64URL.decode("ab=c") == nil)
   }
 
-  @Test("one byte string, one spelling: unused bits that are not zero are refused (issue 29)")
+  @Test("one byte string, one spelling: unused bits that are not zero are refused")
   func nonCanonicalTailsAreRefused() {
     #expect(Base64URL.decode("QQ") == [0x41])
     #expect(Base64URL.decode("QR") == nil && Base64URL.decode("QX") == nil)

@@ -1,7 +1,7 @@
 import ProfileJSON
 import Testing
 
-/// `JSONWriter.writeString` copies runs of bytes that need no escape (issue 8); held here to the
+/// `JSONWriter.writeString` copies runs of bytes that need no escape; held here to the
 /// byte-by-byte escaper it replaced, on strings with every special byte at every position of
 /// runs of every length, plus seeded random strings (the seed is printed on failure).
 @Suite(.timeLimit(.minutes(10))) struct JSONWriterEscapeTests {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import TPMAttestation
 import TPMKeys
+import TPMProtocol
 import TestSupport
 import Testing
 import X509
@@ -18,7 +19,7 @@ struct AttestationTests {
 
     init() throws {
       tpm = try SWTPM()
-      context = try TPMContext(tcti: tpm.tcti)
+      context = try TPMContext.open(tcti: tpm.tcti)
       endorsementKey = try TPMPublic(tpm2b: try context.endorsementPublicArea())
       attestationKey = try context.createAttestationKey()
     }
@@ -138,7 +139,7 @@ struct AttestationTests {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let (state, _) = try manufacture(in: directory)
     try withSWTPM(stateDirectory: state) { tpm in
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       let certificate = try #require(try context.endorsementCertificate())
       let ek = try TPMPublic(tpm2b: try context.endorsementPublicArea(.rsa2048))
       guard case .rsa(let modulus, let exponent) = ek.material else {
@@ -176,7 +177,7 @@ struct AttestationTests {
     let (state, root) = try manufacture(in: directory + "/a")
     let (_, otherRoot) = try manufacture(in: directory + "/b")
     try await withSWTPM(stateDirectory: state) { tpm in
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       let der = try #require(try context.endorsementCertificate())
       let ek = try TPMPublic(tpm2b: try context.endorsementPublicArea(.rsa2048))
       let issuer = try certificate(directory + "/a/ca/issuercert.pem")
@@ -187,7 +188,7 @@ struct AttestationTests {
       #expect("\(foreign.map { "\($0)" } ?? "")".contains("does not chain to a trusted TPM manufacturer root"))
       // The genuine certificate, presented with a software TPM's EK.
       try await withSWTPM { software in
-        let otherEK = try TPMPublic(tpm2b: try TPMContext(tcti: software.tcti).endorsementPublicArea(.rsa2048))
+        let otherEK = try TPMPublic(tpm2b: try TPMContext.open(tcti: software.tcti).endorsementPublicArea(.rsa2048))
         await #expect(throws: AttestationError.ekCertificateForAnotherKey) {
           try await EndorsementCertificate.verify(der, endorsementKey: otherEK, roots: [try certificate(root)], intermediates: [issuer])
         }

@@ -3,10 +3,11 @@ import CryptoExtras
 import Foundation
 import ProfileJSON
 import TPMAttestation
+import TPMProtocol
 import TestSupport
 import Testing
 
-/// Issue 29: the verifier's hand-written crypto judged without swtpm, by implementations the
+/// The verifier's hand-written crypto judged without swtpm, by implementations the
 /// project did not write — swift-crypto's RSA-OAEP decryption (BoringSSL), OpenSSL's with a
 /// label, tpm2-tools' TPM2_MakeCredential, Python's HMAC — over data in Fixtures/ made by
 /// Fixtures/make-vectors.py.

@@ -1,11 +1,12 @@
 import Foundation
 import ProfileJSON
 import TPMAttestation
+import TPMProtocol
 import TestSupport
 import Testing
 import X509
 
-/// The EK certificate as the TCG EK Credential Profile describes it (issue 37): a certificate for
+/// The EK certificate as the TCG EK Credential Profile describes it: a certificate for
 /// the recorded TPM's EK issued by openssl under a CA made here (an empty subject, as the profile
 /// has it), with the subjectAltName and extendedKeyUsage each case needs, and validated at a time
 /// the test chooses.

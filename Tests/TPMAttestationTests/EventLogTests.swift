@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import TPMAttestation
+import TPMProtocol
 import TestSupport
 import Testing
 
@@ -116,7 +117,7 @@ struct EventLogTests {
     }
   }
 
-  @Test("variable names compare by UTF-16 code units: \"P\\u{212A}\" (KELVIN SIGN) is not PK, \"\\u{212A}EK\" not KEK (issue 37)")
+  @Test("variable names compare by UTF-16 code units: \"P\\u{212A}\" (KELVIN SIGN) is not PK, \"\\u{212A}EK\" not KEK")
   func variableNamesCompareByCodeUnits() throws {
     // Swift's String == says "P\u{212A}" == "PK" (U+212A is canonically equivalent to "K"); the AM
     // script compares code units, and so must this verifier.
@@ -225,7 +226,7 @@ struct EventLogTests {
     }
   }
 
-  @Test("the log's bounds: 4096 events, 64 KiB an event, 512 KiB a log are parsed; one past each is refused naming it (issue 37)")
+  @Test("the log's bounds: 4096 events, 64 KiB an event, 512 KiB a log are parsed; one past each is refused naming it")
   func boundsAreRefusedByName() throws {
     #expect(EventLog.maximumEvents == 4096 && EventLog.maximumEventSize == 65536 && EventLog.maximumLogSize == 524288)
     // EV_NO_ACTION records in PCR 0: 72 bytes with SHA-1 and SHA-256 digests, then the data.

@@ -1,6 +1,7 @@
 import Foundation
 import ProfileJSON
 import TPMAttestation
+import TPMProtocol
 import Testing
 
 /// Real firmware event logs from google/go-attestation's testdata (Fixtures/eventlogs/README.md):
@@ -39,7 +40,7 @@ struct RecordedEventLogTests {
     #expect(throws: EventLogError.replayMismatch(pcr: 4, bank: .sha256)) { try log.verify(pcrs: wrong) }
     // Its shim measured its vendor certificate ("Shim" authority, after PCR 7's separator) with
     // UEFI_VARIABLE_DATA lengths 6 bytes short of the event and a digest over all but the last
-    // byte (the bug go-attestation #157 works around): the one malformed shape read (issue 38),
+    // byte (the bug go-attestation #157 works around): the one malformed shape read,
     // so what stops this log is that it has no separators in PCRs 0–6.
     #expect(throws: BootStateError.missingSeparator(pcr: 0)) { try SecureBootState(replayed) }
     #expect(!replayed.events.contains { $0.pcr < 7 && $0.type == .separator })

@@ -3,6 +3,7 @@ import CryptoExtras
 import Foundation
 import ProfileJSON
 import TPMAttestation
+import TPMProtocol
 import Testing
 import X509
 
@@ -30,6 +31,9 @@ struct RecordedEvidenceTests {
     let result = try await verifier.challenge(for: request)
     #expect(result.pending.endorsementCertified)
     #expect(result.pending.endorsementKeyName == (try TPMPublic(tpm2b: request.endorsementKey)).name)
+    // The typed challenge is the document sent: it reads back as itself.
+    #expect(try AttestationChallenge(json: result.challenge.json) == result.challenge)
+    #expect(!result.challenge.credentialBlob.isEmpty && !result.challenge.encryptedSecret.isEmpty)
     // With no manufacturer root configured, the chain does not close.
     let untrusted = AttestationVerifier(roots: [], intermediates: try Self.certificates("intermediates.pem"))
     do {

@@ -1,9 +1,10 @@
 import Crypto
 import CryptoExtras
 import TPMAttestation
+import TPMProtocol
 import Testing
 
-/// Issue 29, breaks 4 and 5, without a TPM: one TPM has one EK name (the area must be the TCG
+/// One TPM has one EK name (the area must be the TCG
 /// template's for its key, byte for byte), and RSA keys are accepted only at the EK profiles'
 /// sizes with an odd exponent of at least 3.
 @Suite(.timeLimit(.minutes(10)))

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Glibc
 import TPMKeys
+import TPMProtocol
 import TestSupport
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 struct TPMKeyTests {
   @Test func createdKeySignsAndSwiftCryptoVerifies() throws {
     try withSWTPM { tpm in
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       let blob = try context.createSigningKey()
       let publicKey = try TPMContext.publicKey(of: blob)
       let message = Array("header.payload".utf8)
@@ -24,12 +25,12 @@ struct TPMKeyTests {
 
   @Test func blobRoundTripsThroughItsFileForm() throws {
     try withSWTPM { tpm in
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       let blob = try context.createSigningKey()
       let reread = try TPMKeyBlob(bytes: blob.bytes)
       #expect(reread == blob)
       // A second connection (another process would do the same) signs with the re-read blob.
-      let raw = try TPMContext(tcti: tpm.tcti).sign([1, 2, 3], with: reread)
+      let raw = try TPMContext.open(tcti: tpm.tcti).sign([1, 2, 3], with: reread)
       let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
       #expect(try TPMContext.publicKey(of: blob).isValidSignature(signature, for: SHA256.hash(data: [1, 2, 3] as [UInt8])))
     }
@@ -37,7 +38,7 @@ struct TPMKeyTests {
 
   @Test func publicKeyIsTheSubjectPublicKeyInfoTheIdentifierHashes() throws {
     try withSWTPM { tpm in
-      let blob = try TPMContext(tcti: tpm.tcti).createSigningKey()
+      let blob = try TPMContext.open(tcti: tpm.tcti).createSigningKey()
       let der = Array(try TPMContext.publicKey(of: blob).derRepresentation)
       // SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING 04‖X‖Y }: 91 bytes.
       #expect(der.count == 91)
@@ -49,8 +50,8 @@ struct TPMKeyTests {
   @Test func keyFromAnotherTPMFailsToLoadAsForeign() throws {
     try withSWTPM { first in
       try withSWTPM { second in
-        let blob = try TPMContext(tcti: first.tcti).createSigningKey()
-        let other = try TPMContext(tcti: second.tcti)
+        let blob = try TPMContext.open(tcti: first.tcti).createSigningKey()
+        let other = try TPMContext.open(tcti: second.tcti)
         #expect(throws: TPMError.self) { try other.verifyLoads(blob) }
         do {
           _ = try other.sign([1], with: blob)
@@ -64,7 +65,7 @@ struct TPMKeyTests {
 
   @Test func persistentSRKIsUsedWhenPresent() throws {
     try withSWTPM { tpm in
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       let before = try context.createSigningKey()
       #expect(before.parent == .templateSRK)
       try context.persistStorageKey()
@@ -78,7 +79,7 @@ struct TPMKeyTests {
 
   @Test func authValueIsRequiredAndWrongValuesReachTheLockout() throws {
     try withSWTPM { tpm in
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       try context.setDictionaryAttackParameters(maxTries: 3, recoverySeconds: 600, lockoutRecoverySeconds: 600)
       let pin = Array("482916".utf8)
       let blob = try context.createSigningKey(authValue: pin)
@@ -92,9 +93,9 @@ struct TPMKeyTests {
   }
 
   @Test func noTPMAtTheTCTIIsUnavailable() throws {
-    #expect(throws: TPMError.self) { try TPMContext(tcti: "swtpm:host=127.0.0.1,port=1") }
+    #expect(throws: TPMError.self) { try TPMContext.open(tcti: "swtpm:host=127.0.0.1,port=1") }
     do {
-      _ = try TPMContext(tcti: "device:/nonexistent/tpmrm0")
+      _ = try TPMContext.open(tcti: "device:/nonexistent/tpmrm0")
       Issue.record("a missing device opened")
     } catch {
       guard case .unavailable = error else {
@@ -129,7 +130,7 @@ struct TPMKeyTests {
   @Test("a key without a PIN is noDA: the TPM's lockout, reached through a PIN key, does not stop it")
   func keysWithoutAPINAreOutsideTheLockout() throws {
     try withSWTPM { tpm in
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       try context.setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
       let pin = Array("482916".utf8)
       let guarded = try context.createSigningKey(authValue: pin)
@@ -183,7 +184,7 @@ struct TPMKeyTests {
   }
 }
 
-/// Issue 29, break 2: a persistent SRK made with `tpm2_createprimary`'s defaults (no noDA).
+/// A persistent SRK made with `tpm2_createprimary`'s defaults (no noDA).
 @Suite(.timeLimit(.minutes(10)))
 struct PersistentSRKWithoutNoDATests {
   @Test(
@@ -209,7 +210,7 @@ struct PersistentSRKWithoutNoDATests {
       }
       let old = TPMKeyBlob(
         parent: .persistentSRK, publicArea: try bytes(directory + "/old.pub"), privateArea: try bytes(directory + "/old.priv"))
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       _ = try context.sign([1], with: old)
       try context.setDictionaryAttackParameters(maxTries: 2, recoverySeconds: 600, lockoutRecoverySeconds: 600)
       let pin = Array("482916".utf8)
@@ -238,7 +239,7 @@ struct PersistentSRKWithoutNoDATests {
   }
 }
 
-/// Issue 37 (from round 4): a TPM that stops answering ends the operation at the response
+/// A TPM that stops answering ends the operation at the response
 /// timeout (the receive timeout on the swtpm TCTI's sockets), and nothing more is sent.
 @Suite(.timeLimit(.minutes(10)))
 struct SilentTPMTests {
@@ -267,7 +268,7 @@ struct SilentTPMTests {
   }
 }
 
-/// Issue 37, break 9: any TPM user can plant a storage key at 0x81000001 while the owner
+/// Any TPM user can plant a storage key at 0x81000001 while the owner
 /// hierarchy's auth is empty (as on Linux by default). Only the owner seed's own primary for a
 /// TCG SRK template parents new keys: one that can be re-created when someone evicts it.
 @Suite(.timeLimit(.minutes(10)))
@@ -311,13 +312,13 @@ struct PlantedSRKTests {
       let old = TPMKeyBlob(
         parent: .persistentSRK, publicArea: try PersistentSRKWithoutNoDATests().bytes(tpm.stateDirectory + "/old.pub"),
         privateArea: try PersistentSRKWithoutNoDATests().bytes(tpm.stateDirectory + "/old.priv"))
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       let fresh = try context.createSigningKey()
       #expect(fresh.parent == .templateSRK, "a new key was made under the planted SRK")
       _ = try context.sign([1], with: old)  // made under it earlier: loads there while it is there
       context.close()
       try tools(tpm, [("tpm2_evictcontrol", ["-C", "o", "-c", "0x81000001"])])
-      let after = try TPMContext(tcti: tpm.tcti)
+      let after = try TPMContext.open(tcti: tpm.tcti)
       _ = try after.sign([2], with: fresh)
       do {
         _ = try after.sign([3], with: old)
@@ -350,7 +351,7 @@ struct PlantedSRKTests {
           ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
           ("tpm2_flushcontext", ["-t"]),
         ])
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       #expect(try context.createSigningKey().parent == .templateSRK)
       #expect(context.takeCheckedStorageKeyName() == nil)
     }
@@ -376,7 +377,7 @@ struct PlantedSRKTests {
           ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
           ("tpm2_flushcontext", ["-t"]),
         ])
-      let context = try TPMContext(tcti: tpm.tcti)
+      let context = try TPMContext.open(tcti: tpm.tcti)
       let key = try context.createSigningKey()
       #expect(key.parent == .templateSRK)
       #expect(context.takeCheckedStorageKeyName() == nil)
@@ -387,21 +388,21 @@ struct PlantedSRKTests {
   @Test("the template's own SRK made persistent parents new keys, checked once by CreatePrimary; evicted, its keys load again")
   func templateStorageKeyIsTakenAndSurvivesEviction() throws {
     try withSWTPM { tpm in
-      try TPMContext(tcti: tpm.tcti).persistStorageKey()
-      let context = try TPMContext(tcti: tpm.tcti)
+      try TPMContext.open(tcti: tpm.tcti).persistStorageKey()
+      let context = try TPMContext.open(tcti: tpm.tcti)
       let key = try context.createSigningKey()
       #expect(key.parent == .persistentSRK)
       let checked = try #require(context.takeCheckedStorageKeyName())
       #expect(context.takeCheckedStorageKeyName() == nil)
       context.close()
       // Remembered: a later connection takes it without checking again.
-      let later = try TPMContext(tcti: tpm.tcti)
+      let later = try TPMContext.open(tcti: tpm.tcti)
       later.knownStorageKeyNames = [checked]
       #expect(try later.createSigningKey().parent == .persistentSRK)
       #expect(later.takeCheckedStorageKeyName() == nil)
       later.close()
       try tools(tpm, [("tpm2_evictcontrol", ["-C", "o", "-c", "0x81000001"])])
-      let evicted = try TPMContext(tcti: tpm.tcti)
+      let evicted = try TPMContext.open(tcti: tpm.tcti)
       _ = try evicted.sign([1], with: key)
     }
   }

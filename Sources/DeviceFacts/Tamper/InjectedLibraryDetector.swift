@@ -14,7 +14,7 @@ import SystemCalls
 /// Frida the same); a preload, or a library no package could have installed, 0.7 (it can hook
 /// every call, but jemalloc or libeatmydata are legitimate uses, so it is strong evidence, not
 /// proof). The maps catch a preload that unset `LD_PRELOAD` in its constructor, which the
-/// environment no longer shows (issue 20).
+/// environment no longer shows.
 public struct InjectedLibraryDetector: TamperDetector {
   public let name = "injectedLibraries"
   public init() {}

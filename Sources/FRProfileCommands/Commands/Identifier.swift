@@ -6,6 +6,7 @@ import ProfileCLI
 import ProfileJSON
 import SystemCalls
 import TPMKeys
+import TPMProtocol
 
 #if canImport(Glibc)
   import Glibc

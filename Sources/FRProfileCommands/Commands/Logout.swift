@@ -65,7 +65,7 @@ extension FRProfile {
         let realm = connection.realm
         let directory = try identity.settings.stateDirectoryPath()
         let store: TokenStore
-        do throws(StateDirectoryError) { store = try TokenStore(stateDirectory: directory, create: false) } catch {
+        do throws(StateDirectoryError) { store = try TokenStore.open(stateDirectory: directory, create: false) } catch {
           if case .missing = error {
             note("nothing to log out: no tokens are stored in \(directory).")
             return

@@ -133,7 +133,7 @@ extension FRProfile {
       if !gitHost.isEmpty { return gitHost.compactMap { try? GitHost(parsing: $0) } }
       // A store that cannot be read (or is not safe) keeps nothing: the default holds, and the
       // token path below says what is wrong with it.
-      let stored = (try? TokenStore(stateDirectory: directory, create: false)).flatMap {
+      let stored = (try? TokenStore.open(stateDirectory: directory, create: false)).flatMap {
         try? $0.load(server: server.text, realm: connection.realm, clientId: clientId)
       }
       if let hosts = stored?.gitHosts, !hosts.isEmpty { return hosts.compactMap { try? GitHost(parsing: $0) } }

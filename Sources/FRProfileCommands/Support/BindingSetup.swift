@@ -126,7 +126,7 @@ struct BindingSetup {
 
   /// App policies read this machine, never a `--root` tree: a caller who could point the
   /// evaluation at a recorded laptop would unlock and sign with a key its deviceTampering
-  /// policy locked (issue 20). `--root` still shapes the collected profile.
+  /// policy locked. `--root` still shapes the collected profile.
   func policyContext(verifier: PAMUserVerifier) -> PolicyContext {
     PolicyContext(
       system: SystemSource(root: Self.policyRoot), biometricAvailable: { verifier.isConfigured(PAMUserVerifier.biometricService) })
@@ -161,7 +161,7 @@ struct BindingSetup {
   /// Where the PAM services live: nil, the system's /etc/pam.d, which only its administrator
   /// configures (fr-profile, fr-profile-biometric). No option changes it: the stacks gate
   /// BIOMETRIC keys and the biometricAvailable policy, so a caller who could point fr-profile at
-  /// a directory of pam_permit stacks would pass both (issue 19). Only the test seam
+  /// a directory of pam_permit stacks would pass both. Only the test seam
   /// `TestSeams.pamConfigurationDirectory` does.
   static var pamConfigurationDirectory: String? { TestSeams.pamConfigurationDirectory }
 

@@ -121,7 +121,7 @@ func curlTransport(_ client: HTTPClient, verbose: Bool) -> OAuthTransport {
 
 /// The token store under the state directory, its errors said as the command line says them.
 func tokenStore(_ stateDirectory: String, create: Bool) throws -> TokenStore {
-  do { return try TokenStore(stateDirectory: stateDirectory, create: create) } catch {
+  do { return try TokenStore.open(stateDirectory: stateDirectory, create: create) } catch {
     throw Failure(tokens: .directory(error))
   }
 }

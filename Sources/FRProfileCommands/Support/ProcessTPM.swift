@@ -1,5 +1,6 @@
 import Synchronization
 import TPMKeys
+import TPMProtocol
 
 #if canImport(Glibc)
   import Glibc
@@ -7,7 +8,7 @@ import TPMKeys
   import Musl
 #endif
 
-/// The one TPM connection of this process (issue 31): the key store, the attester and the
+/// The one TPM connection of this process: the key store, the attester and the
 /// identity's checks of a command share it, so a journey opens the TPM once, looks up or makes
 /// its storage key once, and keeps a key loaded from its binding's evidence to its signature.
 /// What it loaded is flushed when the process exits (`atexit`; the kernel's resource manager

@@ -2,7 +2,7 @@ import Crypto
 import ProfileJSON
 import TPMProtocol
 
-/// What a verifier requires of a boot quote (issue 28).
+/// What a verifier requires of a boot quote.
 public struct BootPolicy: Sendable, Equatable {
   /// Refuse a boot whose replayed PCR 7 shows Secure Boot off — and, since only the event log can
   /// show it, a quote without a log.

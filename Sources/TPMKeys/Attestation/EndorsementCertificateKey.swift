@@ -2,7 +2,7 @@ import SwiftASN1
 import TPMProtocol
 
 /// Whether an EK certificate (DER) names the key of a TPM public area: the client's check that
-/// the persistent EK it reads is the key the manufacturer certified (issue 31), so that the
+/// the persistent EK it reads is the key the manufacturer certified, so that the
 /// TPM need not re-create the EK from its template. Only the subject's key is read, with
 /// SwiftASN1; the certificate's chain is the verifier's to check (TPMAttestation).
 enum EndorsementCertificateKey {

@@ -7,7 +7,7 @@ import TPMProtocol
   import Musl
 #endif
 
-/// Where the boot quote's firmware event log comes from (issue 28). The kernel's copy,
+/// Where the boot quote's firmware event log comes from. The kernel's copy,
 /// `/sys/kernel/security/tpm0/binary_bios_measurements`, is readable by root only; the package's
 /// `fr-profile-eventlog.service` (off by default) copies it at boot to `copyPath`, mode 0640,
 /// group tss. The log belongs to the TPM the firmware measured into, so it is read by itself

@@ -2,6 +2,7 @@ import Crypto
 import DeviceIdentity
 import ProfileJSON
 import StateStore
+import Synchronization
 import TPMProtocol
 
 /// The client half of TPM attestation (docs/tpm.md), with the TPM commands beside it
@@ -12,14 +13,14 @@ import TPMProtocol
 ///
 /// The AK is made once and kept, TPM-wrapped, in `<state-dir>/attestation-key.json` (mode
 /// 0600) with the name of the EK it was first presented with, and with what a later request
-/// needs from the TPM only to confirm (issue 31): the EK's public area, its certificate and
+/// needs from the TPM only to confirm: the EK's public area, its certificate and
 /// persistent handle, and the name of the storage key that wraps the AK. A later request
 /// reads the persistent EK (ReadPublic) and the storage key's name, and sends the kept
 /// document when both are unchanged: two commands and no CreatePrimary instead of twelve. A
 /// TPM that was cleared (the storage key changed and the AK no longer loads) or replaced
 /// (another EK) is reported as `TPMError.tpmChanged` with the way out, never answered with a
 /// silent new key.
-package final class TPMAttester: @unchecked Sendable {
+package final class TPMAttester: Sendable {
   package static let fileName = "attestation-key.json"
   /// The TPM, shared with the key store of the same process (`TPMUserKeyStore.connection`).
   package let connection: TPMConnection
@@ -29,14 +30,15 @@ package final class TPMAttester: @unchecked Sendable {
   /// Set once this attester answered a credential challenge: from then on its evidence is
   /// attached to binding and signing JWSs (a verifier that never activated the AK could not
   /// check it).
-  package private(set) var activated = false
+  package var activated: Bool { activation.load(ordering: .acquiring) }
+  private let activation: Atomic<Bool>
 
   /// `activated`: the verifier activated this device's AK earlier (`fr-profile attest answer`),
   /// so evidence is attached from the start.
   package init(connection: TPMConnection, stateDirectory: String, activated: Bool = false) {
     self.connection = connection
     self.stateDirectory = stateDirectory
-    self.activated = activated
+    activation = Atomic(activated)
   }
 
   /// What `attestation-key.json` holds.
@@ -45,7 +47,7 @@ package final class TPMAttester: @unchecked Sendable {
     var endorsementKeyName: [UInt8]
     var attestationKey: TPMKeyBlob
     /// What the TPM changes only when it is cleared or replaced (absent in records written
-    /// before issue 31; the next request adds it).
+    /// by versions that did not keep it; the next request adds it).
     var known: Known?
 
     struct Known: Equatable {
@@ -176,7 +178,7 @@ package final class TPMAttester: @unchecked Sendable {
         endorsementKey: record.endorsementKeyType, persistentHandle: record.known?.persistentHandle,
         publicArea: record.known?.endorsementKey)
     }
-    activated = true
+    activation.store(true, ordering: .releasing)
     return AttestationAnswer(secret: released).json
   }
 
@@ -195,7 +197,7 @@ package final class TPMAttester: @unchecked Sendable {
     ).json
   }
 
-  /// The boot quote (issue 28): TPM2_Quote of `AttestationProtocol.bootPCRs` (SHA-256 bank) by
+  /// The boot quote: TPM2_Quote of `AttestationProtocol.bootPCRs` (SHA-256 bank) by
   /// the AK over the verifier's nonce, the PCRs' values, and `eventLog`. The values are read
   /// after the quote and must hash to its digest: a PCR extended in between (rare: the boot PCRs
   /// change at boot) makes the client quote again, up to three times.

@@ -3,7 +3,7 @@
 import CTSS2
 import TPMProtocol
 
-/// The client half of TPM attestation (issue 21): the endorsement key and its certificate, an
+/// The client half of TPM attestation: the endorsement key and its certificate, an
 /// attestation key (AK), the answer to a server's credential challenge (which proves the AK
 /// shares a TPM with the EK), and TPM2_Certify of a key by the AK over a server's nonce.
 extension TPMContext {
@@ -306,7 +306,7 @@ extension TPMContext {
   }
 }
 
-/// The boot quote (issue 28): TPM2_Quote of PCRs by the attestation key, and the PCRs' values.
+/// The boot quote: TPM2_Quote of PCRs by the attestation key, and the PCRs' values.
 extension TPMContext {
   /// TPM2_Quote of `pcrs` of the `bank` (a TPM_ALG_ID) by the attestation key over
   /// `qualifyingData`, and the PCRs' values read right after it. A PCR extended between the two

@@ -1,7 +1,7 @@
 import Foundation
 import ProfileJSON
 
-/// A loopback AM tree made of nodes, for the journeys enterprises run (issue 26): each node is a
+/// A loopback AM tree made of nodes, for the journeys enterprises run: each node is a
 /// page of callbacks in AM's exact JSON (shapes from the SDKs' own test fixtures) and what the
 /// node does with the answers — another node, success, a 401, or the same page again with
 /// AM's error, as a Retry Limit or an OTP Collector does. Steps carry `authId`, `header`,
