@@ -122,7 +122,7 @@ package func reportingFailures(_ body: () throws -> Void) throws {
 }
 
 /// `reportingFailures` for an async command's body.
-package func reportingFailures(_ body: () async throws -> Void) async throws {
+package func reportingFailuresAsync(_ body: () async throws -> Void) async throws {
   do {
     try await body()
   } catch let failure as Failure {

@@ -1,5 +1,5 @@
-import TPMProtocol
 import SwiftASN1
+import TPMProtocol
 
 /// A TPM key in the `TSS2 PRIVATE KEY` PEM form that tpm2-openssl, openssl_tpm2_engine and
 /// GnuTLS load (the "loadable key" of the TPM 2.0 key file format, OID 2.23.133.10.1.3):

@@ -56,7 +56,7 @@ extension FRProfile.Attest {
     }
 
     func run() async throws {
-      try await reportingFailures {
+      try await reportingFailuresAsync {
         let parsed: AttestationRequest
         do { parsed = try AttestationRequest(json: try FRProfile.Attest.readJSON(request)) } catch let error as AttestationError {
           throw FRProfile.Attest.failure(error, file: request)
@@ -66,8 +66,8 @@ extension FRProfile.Attest {
           trustedEndorsementKeys: trustedEndorsementKeys.compactMap(FRProfile.Attest.hex))
         let result: (challenge: AttestationChallenge, pending: PendingActivation)
         do throws(AttestationError) { result = try await verifier.challenge(for: parsed) } catch {
-            throw FRProfile.Attest.failure(error, file: nil)
-          }
+          throw FRProfile.Attest.failure(error, file: nil)
+        }
         try writeFileAtomically(state, JSONWriter.compact(result.pending.json) + "\n", mode: 0o600)
         try FRProfile.Attest.write(result.challenge.json, to: output)
       }
