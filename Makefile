@@ -85,14 +85,14 @@ BIN_DIR := $(OUT)/release
 # scripts/check-schemas.py: every schema against the metaschema and every committed document
 # against its schema, with Debian's python3-jsonschema (the tests check the outputs they make).
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Examples Package.swift
 	python3 scripts/lint-tests.py Tests
 	/usr/bin/python3 scripts/check-schemas.py
 	$(SWIFTPM) package --scratch-path $(OUT) dump-package > $(OUT)/package.json
 	python3 scripts/check-layers.py $(OUT)/package.json
 
 .PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
-  check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros \
+  check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros test-examples \
   check-installed-only suite test-deps deps-test-build deps-test-all test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
 
@@ -197,7 +197,7 @@ test:
 	@$(TIMED) --start
 	@$(TIMED) deps-build $(MAKE) --no-print-directory deps-test-build
 	@$(TIMED) resolve $(MAKE) --no-print-directory resolve
-	@$(MAKE) --no-print-directory -j4 test-deps test-lint test-suite test-fuzz test-package test-distro-roots
+	@$(MAKE) --no-print-directory -j4 test-deps test-lint test-suite test-fuzz test-package test-distro-roots test-examples
 	@$(MAKE) --no-print-directory -j2 test-installed test-distros
 	@$(TIMED) --summary
 
@@ -220,6 +220,10 @@ test-suite: test-build test-deps
 	@$(TIMED) swift-test $(MAKE) --no-print-directory suite
 test-fuzz: test-fuzz-build
 	@$(TIMED) fuzz env FUZZ_JOBS=1 Fuzz/run.sh $(FUZZ_TEST_SECONDS) $(FUZZ_BIN) $(FUZZ_TARGETS)
+# The embedder examples (Examples/Embedders) build in a scratch directory of their own, run, and
+# link neither Collectors nor libudev (scripts/check-examples.sh).
+test-examples: test-build test-deps
+	@$(TIMED) examples env SWIFT=$(SWIFT) scripts/check-examples.sh $(BIN)
 test-package: test-build test-deps
 	@$(TIMED) check-deb $(MAKE) --no-print-directory check-deb RELEASE_BUILT=yes
 test-distro-roots: test-deps
