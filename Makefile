@@ -91,7 +91,7 @@ lint:
 	$(SWIFTPM) package --scratch-path $(OUT) dump-package > $(OUT)/package.json
 	python3 scripts/check-layers.py $(OUT)/package.json
 
-.PHONY: lint run test build release install install-files man completions docs deb check-deb check-installed \
+.PHONY: lint run test build release install install-files man completions docs api-docs deb check-deb check-installed \
   check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros test-examples \
   check-installed-only suite test-deps deps-test-build deps-test-all test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
@@ -224,6 +224,7 @@ test-fuzz: test-fuzz-build
 # link neither Collectors nor libudev (scripts/check-examples.sh).
 test-examples: test-build test-deps
 	@$(TIMED) examples env SWIFT=$(SWIFT) scripts/check-examples.sh $(BIN)
+	@$(TIMED) api-docs env SWIFT=$(SWIFT) scripts/api-docs.sh $(OUT)/release/Modules $(OUT)/api-docs
 test-package: test-build test-deps
 	@$(TIMED) check-deb $(MAKE) --no-print-directory check-deb RELEASE_BUILT=yes
 test-distro-roots: test-deps
@@ -253,17 +254,25 @@ fuzz-build: $(if $(filter release,$(FUZZ_CONFIGURATION)),release-inputs,deps-bui
 fuzz: fuzz-build
 	FUZZ_JOBS=$(FUZZ_JOBS) Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN) $(FUZZ_TARGETS)
 
-install: release docs install-files
+install: release man install-files
+
+# `make docs`: the man pages and completions, and the library documentation (DocC archives).
+docs: man api-docs
 
 # Man pages and completions from the release binaries' own help (packaging/gen-docs.py).
-docs: deps-docs release
+man: deps-docs release
 	python3 packaging/gen-docs.py $(BIN) $(DOCS) \
 	  "$$(date -u -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s) +%Y-%m-%d)"
 	mkdir -p $(DOCS)/completions
 	$(BIN) --generate-completion-script bash > $(DOCS)/completions/fr-profile.bash
 	$(BIN) --generate-completion-script zsh > $(DOCS)/completions/_fr-profile
 	$(BIN) --generate-completion-script fish > $(DOCS)/completions/fr-profile.fish
-man completions: docs
+completions: man
+
+# One DocC archive per library product in $(OUT)/api-docs, from the release build's modules
+# (scripts/api-docs.sh; DocC's warnings are errors). install and deb do not wait for it.
+api-docs: release
+	env SWIFT=$(SWIFT) scripts/api-docs.sh $(OUT)/release/Modules $(OUT)/api-docs
 
 # The installed set; stripped binaries (debug info is ~4/5 of their size).
 install-files:
@@ -287,7 +296,7 @@ install-files:
 
 # The Debian package: Debian's layout, Depends from the binary (dpkg-shlibdeps: libc6 at the
 # version its symbols need), the dlopened libraries as Recommends (packaging/debian/control.in).
-deb: deps-deb release docs
+deb: deps-deb release man
 	rm -rf $(OUT)/deb && mkdir -p $(OUT)/deb/root/DEBIAN $(OUT)/deb/debian dist
 	$(MAKE) --no-print-directory install-files DESTDIR=$(CURDIR)/$(OUT)/deb/root PREFIX=/usr \
 	  UNITDIR=/lib/systemd/system ZSHCOMPDIR=/usr/share/zsh/vendor-completions
