@@ -333,24 +333,24 @@ struct PlantedSRKTests {
     }
   }
 
+  /// A storage key with every SRK attribute, made by tpm2_createprimary with `algorithm`, persisted
+  /// at 0x81000001 as another TPM user could.
+  func plantStorageKey(_ tpm: SWTPM, algorithm: [String]) throws {
+    let attributes = "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt"
+    try tools(
+      tpm,
+      [
+        ("tpm2_createprimary", ["-C", "o"] + algorithm + ["-a", attributes, "-c", "srk.ctx"]),
+        ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]), ("tpm2_flushcontext", ["-t"]),
+      ])
+  }
+
   /// tpm2-tools fills no unique field (the TCG template has 32 zero bytes in x and y), so its
   /// primary is another key of the owner seed: one fr-profile could not re-create.
   @Test("an SRK made with tpm2_createprimary -G ecc and the SRK attributes is not the template's: new keys pass it over")
   func toolMadeStorageKeyIsPassedOver() throws {
     try withSWTPM { tpm in
-      try tools(
-        tpm,
-        [
-          (
-            "tpm2_createprimary",
-            [
-              "-C", "o", "-G", "ecc", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt", "-c",
-              "srk.ctx",
-            ]
-          ),
-          ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
-          ("tpm2_flushcontext", ["-t"]),
-        ])
+      try plantStorageKey(tpm, algorithm: ["-G", "ecc"])
       let context = try TPMContext.open(tcti: tpm.tcti)
       #expect(try context.createSigningKey().parent == .templateSRK)
       #expect(context.takeCheckedStorageKeyName() == nil)
@@ -364,19 +364,7 @@ struct PlantedSRKTests {
   @Test("a P-384 SRK at 0x81000001 (swtpm_setup --create-spk --ecc) is passed over for the P-256 template SRK, without a check")
   func p384StorageKeyIsPassedOver() throws {
     try withSWTPM { tpm in
-      try tools(
-        tpm,
-        [
-          (
-            "tpm2_createprimary",
-            [
-              "-C", "o", "-g", "sha384", "-G", "ecc384:null:aes256cfb", "-a",
-              "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt", "-c", "srk.ctx",
-            ]
-          ),
-          ("tpm2_evictcontrol", ["-C", "o", "-c", "srk.ctx", "0x81000001"]),
-          ("tpm2_flushcontext", ["-t"]),
-        ])
+      try plantStorageKey(tpm, algorithm: ["-g", "sha384", "-G", "ecc384:null:aes256cfb"])
       let context = try TPMContext.open(tcti: tpm.tcti)
       let key = try context.createSigningKey()
       #expect(key.parent == .templateSRK)
