@@ -113,22 +113,18 @@ extension IdentityError {
 
 /// Runs `body`; a `Failure` becomes "fr-profile: error: …" on stderr and its exit code.
 package func reportingFailures(_ body: () throws -> Void) throws {
-  do {
-    try body()
-  } catch let failure as Failure {
-    writeStandardError("fr-profile: error: \(failure.description)\n")
-    throw ExitCode(failure.code)
-  }
+  do { try body() } catch let failure as Failure { throw reported(failure) }
 }
 
 /// `reportingFailures` for an async command's body.
 package func reportingFailuresAsync(_ body: () async throws -> Void) async throws {
-  do {
-    try await body()
-  } catch let failure as Failure {
-    writeStandardError("fr-profile: error: \(failure.description)\n")
-    throw ExitCode(failure.code)
-  }
+  do { try await body() } catch let failure as Failure { throw reported(failure) }
+}
+
+/// `failure` written to stderr as one line; the exit code that says it was reported.
+private func reported(_ failure: Failure) -> ExitCode {
+  writeStandardError("fr-profile: error: \(failure.description)\n")
+  return ExitCode(failure.code)
 }
 
 /// Writes `text` to stderr with control characters other than newline and tab replaced

@@ -355,25 +355,10 @@ final class StepAnswerer {
       }
       chosen = try offered(name, "--answers \(answers?.path ?? "")")
     } else if let terminal, providers.count > 1 {
-      let fallback = providers.firstIndex(of: local)
-      terminal.write(
-        "Sign in with:\n" + providers.enumerated().map { "  \($0.offset)) \(printable($0.element, singleLine: true))\n" }.joined())
-      chosen = ""
-      while chosen.isEmpty {
-        guard let line = terminal.readLine(prompt: fallback.map { "Provider [\($0)]: " } ?? "Provider: ", deadline: deadline) else {
-          throw Failure(.cannotAnswer, "no answer for SelectIdPCallback: the terminal closed or --max-time passed.")
-        }
-        let text = line.filter { $0 != " " }
-        if text.isEmpty, let fallback {
-          chosen = providers[fallback]
-        } else if let number = Int(text), providers.indices.contains(number) {
-          chosen = providers[number]
-        } else if let named = providers.first(where: { $0.lowercased() == text.lowercased() }) {
-          chosen = named
-        } else {
-          terminal.write("Pick one of \(listing).\n")
-        }
-      }
+      let index = try pick(
+        on: terminal, heading: "Sign in with:", options: providers.map { printable($0, singleLine: true) },
+        fallback: providers.firstIndex(of: local), word: "Provider", label: "SelectIdPCallback")
+      chosen = providers[index]
     } else if providers.contains(local) {
       chosen = local
     } else if providers.count == 1, let only = providers.first {
@@ -492,13 +477,20 @@ final class StepAnswerer {
         "the journey asks \(label) and there is no terminal to ask on: pass --choice N (\(listing)) or an --answers FILE.")
     }
     let fallback = options.indices.contains(defaultIndex) ? defaultIndex : 0
-    terminal.write((prompt.isEmpty ? "" : prompt + "\n") + options.enumerated().map { "  \($0.offset)) \($0.element)\n" }.joined())
+    return try pick(on: terminal, heading: prompt, options: options, fallback: fallback, word: "Choice", label: label)
+  }
+
+  /// One of `options` (printable already) asked on the terminal by number or by name, listed
+  /// under `heading`; Enter takes `fallback` when there is one. Asked again until one fits.
+  private func pick(on terminal: Terminal, heading: String, options: [String], fallback: Int?, word: String, label: String) throws -> Int {
+    let listing = options.enumerated().map { "\($0.offset)=\($0.element)" }.joined(separator: ", ")
+    terminal.write((heading.isEmpty ? "" : heading + "\n") + options.enumerated().map { "  \($0.offset)) \($0.element)\n" }.joined())
     while true {
-      guard let line = terminal.readLine(prompt: "Choice [\(fallback)]: ", deadline: deadline) else {
+      guard let line = terminal.readLine(prompt: fallback.map { "\(word) [\($0)]: " } ?? "\(word): ", deadline: deadline) else {
         throw Failure(.cannotAnswer, "no answer for \(label): the terminal closed or --max-time passed.")
       }
       let text = line.filter { $0 != " " }
-      if text.isEmpty { return fallback }
+      if text.isEmpty, let fallback { return fallback }
       if let number = Int(text), options.indices.contains(number) { return number }
       if let named = options.firstIndex(where: { $0.lowercased() == text.lowercased() }) { return named }
       terminal.write("Pick one of \(listing).\n")
