@@ -381,8 +381,14 @@ extension FRProfile {
     /// --tree that differs from the link's is an error naming both: the link's decide where AM
     /// looks for the suspended journey, and a silent choice would resume the wrong one or none.
     func endpoint(server: String) throws -> AuthenticateEndpoint {
-      if let advice { return AuthenticateEndpoint(server: server, realm: realm ?? "", start: .compositeAdvice(advice)) }
-      guard var link = resume else { return AuthenticateEndpoint(server: server, realm: realm ?? "", start: .tree(tree ?? "")) }
+      guard var link = resume else {
+        // validate() holds: without --resume, --realm and one of --tree and --advice are given.
+        guard let realm, let start = advice.map(AuthenticateEndpoint.Start.compositeAdvice) ?? tree.map(AuthenticateEndpoint.Start.tree)
+        else {
+          throw Failure(.usage, "give --realm with --tree NAME or --advice ADVICE.")
+        }
+        return AuthenticateEndpoint(server: server, realm: realm, start: start)
+      }
       if link == "-" {
         link = String(decoding: readStandardInput(), as: UTF8.self).trimmingNewlines
       }
