@@ -1,5 +1,41 @@
 import ProfileJSON
 
+/// The callback types AM sends that a client answers, by the name in a step's `type`: the one
+/// list of them (`CallbackRequest` reads each; an answers file names them).
+public enum CallbackType: String, CaseIterable, Sendable {
+  case name = "NameCallback"
+  case password = "PasswordCallback"
+  case textInput = "TextInputCallback"
+  case textOutput = "TextOutputCallback"
+  case suspendedTextOutput = "SuspendedTextOutputCallback"
+  case metadata = "MetadataCallback"
+  case pollingWait = "PollingWaitCallback"
+  case choice = "ChoiceCallback"
+  case confirmation = "ConfirmationCallback"
+  case stringAttributeInput = "StringAttributeInputCallback"
+  case booleanAttributeInput = "BooleanAttributeInputCallback"
+  case numberAttributeInput = "NumberAttributeInputCallback"
+  case validatedCreateUsername = "ValidatedCreateUsernameCallback"
+  case validatedCreatePassword = "ValidatedCreatePasswordCallback"
+  case kbaCreate = "KbaCreateCallback"
+  case termsAndConditions = "TermsAndConditionsCallback"
+  case consentMapping = "ConsentMappingCallback"
+  case selectIdP = "SelectIdPCallback"
+  case redirect = "RedirectCallback"
+  case pingOneProtectInitialize = "PingOneProtectInitializeCallback"
+  case pingOneProtectEvaluation = "PingOneProtectEvaluationCallback"
+  case reCaptchaEnterprise = "ReCaptchaEnterpriseCallback"
+  case deviceProfile = "DeviceProfileCallback"
+  case deviceBinding = "DeviceBindingCallback"
+  case deviceSigning = "DeviceSigningVerifierCallback"
+  case hiddenValue = "HiddenValueCallback"
+
+  /// Whether the journey stops at a callback of this type: nothing of its step is answered or
+  /// posted (`SuspendedTextOutputCallback`: an email link continues it; `RedirectCallback`: a
+  /// browser does).
+  public var endsJourney: Bool { self == .suspendedTextOutput || self == .redirect }
+}
+
 /// What one callback of a step asks for — every callback type the ForgeRock/Ping SDKs answer
 /// (their callback model: a step, its typed callbacks, set values, next). A journey client
 /// reads each callback into this, gets the answer from the user, a file or the machine, and
@@ -62,67 +98,96 @@ public enum CallbackRequest: Sendable, Equatable {
   /// (`otpauth://`, `pushauth://`) and leaves other ids unchanged, as the SDKs do.
   case hiddenValue(id: String, value: String)
 
-  /// The callback types this enum reads.
-  public static let supportedTypes = [
-    "NameCallback", "PasswordCallback", "TextInputCallback", "TextOutputCallback", "SuspendedTextOutputCallback",
-    "MetadataCallback", "PollingWaitCallback", "ChoiceCallback", "ConfirmationCallback", "StringAttributeInputCallback",
-    "BooleanAttributeInputCallback", "NumberAttributeInputCallback", "ValidatedCreateUsernameCallback",
-    "ValidatedCreatePasswordCallback", "KbaCreateCallback", "TermsAndConditionsCallback", "ConsentMappingCallback",
-    "SelectIdPCallback", "RedirectCallback", "PingOneProtectInitializeCallback", "PingOneProtectEvaluationCallback",
-    "ReCaptchaEnterpriseCallback", DeviceProfileRequest.callbackType, DeviceBindingRequest.callbackType,
-    DeviceSigningRequest.callbackType, "HiddenValueCallback",
-  ]
+  /// The callback types this enum reads, by name (`CallbackType`'s raw values).
+  public static var supportedTypes: [String] { CallbackType.allCases.map(\.rawValue) }
+
+  /// The callback type of this request; `.attributeInput` is one of three, told apart by its kind.
+  public var type: CallbackType {
+    switch self {
+    case .name: .name
+    case .password: .password
+    case .textInput: .textInput
+    case .textOutput: .textOutput
+    case .suspendedTextOutput: .suspendedTextOutput
+    case .metadata: .metadata
+    case .pollingWait: .pollingWait
+    case .choice: .choice
+    case .confirmation: .confirmation
+    case .attributeInput(let input):
+      switch input.kind {
+      case .string: .stringAttributeInput
+      case .boolean: .booleanAttributeInput
+      case .number: .numberAttributeInput
+      }
+    case .validatedCreateUsername: .validatedCreateUsername
+    case .validatedCreatePassword: .validatedCreatePassword
+    case .kbaCreate: .kbaCreate
+    case .termsAndConditions: .termsAndConditions
+    case .consentMapping: .consentMapping
+    case .selectIdP: .selectIdP
+    case .redirect: .redirect
+    case .pingOneProtect(let evaluation): evaluation ? .pingOneProtectEvaluation : .pingOneProtectInitialize
+    case .reCaptchaEnterprise: .reCaptchaEnterprise
+    case .deviceProfile: .deviceProfile
+    case .deviceBinding: .deviceBinding
+    case .deviceSigning: .deviceSigning
+    case .hiddenValue: .hiddenValue
+    }
+  }
 
   /// Reads `callback`. A type not in `supportedTypes` is `JourneyError.unsupportedCallback`
   /// naming the type; a supported type with missing or mistyped outputs, or without the inputs
   /// its answer goes in, is `JourneyError.malformedCallback` naming the output or input.
   public init(_ callback: Callback) throws(JourneyError) {
     let reader = CallbackOutputs(callback: callback)
-    switch callback.type ?? "" {
-    case "NameCallback":
+    guard let type = callback.type.flatMap(CallbackType.init(rawValue:)) else {
+      throw .unsupportedCallback(index: callback.index, type: callback.type)
+    }
+    switch type {
+    case .name:
       self = .name(prompt: try reader.text("prompt", default: "User Name"))
       try reader.needsInput()
-    case "PasswordCallback":
+    case .password:
       self = .password(prompt: try reader.text("prompt", default: "Password"))
       try reader.needsInput()
-    case "TextInputCallback":
+    case .textInput:
       self = .textInput(prompt: try reader.text("prompt", default: ""), defaultText: try reader.text("defaultText", default: ""))
       try reader.needsInput()
-    case "TextOutputCallback":
+    case .textOutput:
       self = .textOutput(message: try reader.text("message", default: ""), messageType: try reader.integer("messageType", default: 0))
-    case "SuspendedTextOutputCallback":
+    case .suspendedTextOutput:
       self = .suspendedTextOutput(
         message: try reader.text("message", default: ""), messageType: try reader.integer("messageType", default: 0))
-    case "MetadataCallback":
+    case .metadata:
       self = .metadata(callback.output("data") ?? .null)
-    case "PollingWaitCallback":
+    case .pollingWait:
       self = .pollingWait(waitTime: try reader.integer("waitTime", default: 8000), message: try reader.text("message", default: ""))
-    case "ChoiceCallback":
+    case .choice:
       self = .choice(
         prompt: try reader.text("prompt", default: ""), choices: try reader.texts("choices"),
         defaultChoice: try reader.integer("defaultChoice", default: 0))
       try reader.needsInput()
-    case "ConfirmationCallback":
+    case .confirmation:
       self = .confirmation(
         prompt: try reader.text("prompt", default: ""), options: try reader.texts("options"),
         defaultOption: try reader.integer("defaultOption", default: 0))
       try reader.needsInput()
-    case "StringAttributeInputCallback", "BooleanAttributeInputCallback", "NumberAttributeInputCallback":
+    case .stringAttributeInput, .booleanAttributeInput, .numberAttributeInput:
       let kind: AttributeInput.Kind =
-        switch callback.type {
-        case "BooleanAttributeInputCallback": .boolean
-        case "NumberAttributeInputCallback": .number
+        switch type {
+        case .booleanAttributeInput: .boolean
+        case .numberAttributeInput: .number
         default: .string
         }
       self = .attributeInput(AttributeInput(kind: kind, input: try ValidatedInput(reader, defaultPrompt: "")))
       try reader.needsInput()
-    case "ValidatedCreateUsernameCallback":
+    case .validatedCreateUsername:
       self = .validatedCreateUsername(try ValidatedInput(reader, defaultPrompt: "Username"))
       try reader.needsInput()
-    case "ValidatedCreatePasswordCallback":
+    case .validatedCreatePassword:
       self = .validatedCreatePassword(try ValidatedInput(reader, defaultPrompt: "Password"))
       try reader.needsInput()
-    case "KbaCreateCallback":
+    case .kbaCreate:
       self = .kbaCreate(
         prompt: try reader.text("prompt", default: "Security question"),
         questions: try reader.texts("predefinedQuestions", allowEmpty: true),
@@ -131,19 +196,19 @@ public enum CallbackRequest: Sendable, Equatable {
         // reads the output, and the SDKs' registration tests answer with a question of their own.
         allowUserDefinedQuestions: try reader.flag("allowUserDefinedQuestions", default: true))
       try reader.requireInputs(["question", "answer"])
-    case "TermsAndConditionsCallback":
+    case .termsAndConditions:
       self = .termsAndConditions(
         terms: try reader.text("terms", default: ""), version: try reader.text("version", default: ""),
         createDate: try reader.text("createDate", default: ""))
       try reader.needsInput()
-    case "ConsentMappingCallback":
+    case .consentMapping:
       self = .consentMapping(
         ConsentMapping(
           name: try reader.text("name", default: ""), displayName: try reader.text("displayName", default: ""),
           accessLevel: try reader.text("accessLevel", default: ""), isRequired: try reader.flag("isRequired", default: false),
           message: try reader.text("message", default: ""), fields: try reader.texts("fields", allowEmpty: true, droppingNulls: true)))
       try reader.needsInput()
-    case "SelectIdPCallback":
+    case .selectIdP:
       guard case .array(let items)? = callback.output("providers") else {
         throw .malformedCallback(index: callback.index, reason: "SelectIdPCallback output \"providers\" is not an array")
       }
@@ -154,25 +219,23 @@ public enum CallbackRequest: Sendable, Equatable {
       }
       self = .selectIdP(providers: names)
       try reader.needsInput()
-    case "RedirectCallback":
+    case .redirect:
       self = .redirect(url: try reader.text("redirectUrl"), method: try reader.text("redirectMethod", default: "GET"))
-    case "PingOneProtectInitializeCallback", "PingOneProtectEvaluationCallback":
-      self = .pingOneProtect(evaluation: callback.type == "PingOneProtectEvaluationCallback")
+    case .pingOneProtectInitialize, .pingOneProtectEvaluation:
+      self = .pingOneProtect(evaluation: type == .pingOneProtectEvaluation)
       try reader.requireInputs(["clientError"])
-    case "ReCaptchaEnterpriseCallback":
+    case .reCaptchaEnterprise:
       self = .reCaptchaEnterprise(siteKey: try reader.text("recaptchaSiteKey", default: ""))
       try reader.requireInputs(["clientError"])
-    case DeviceProfileRequest.callbackType:
+    case .deviceProfile:
       self = .deviceProfile(try DeviceProfileRequest(callback)!)
-    case DeviceBindingRequest.callbackType:
+    case .deviceBinding:
       self = .deviceBinding(try DeviceBindingRequest(callback)!)
-    case DeviceSigningRequest.callbackType:
+    case .deviceSigning:
       self = .deviceSigning(try DeviceSigningRequest(callback)!)
-    case "HiddenValueCallback":
+    case .hiddenValue:
       self = .hiddenValue(id: try reader.text("id"), value: try reader.text("value", default: ""))
       try reader.needsInput()
-    default:
-      throw .unsupportedCallback(index: callback.index, type: callback.type)
     }
   }
 

@@ -4,7 +4,7 @@ import ProfileJSON
 /// `userId`, protected as `authenticationType` says, and return a JWS over `challenge`.
 /// Answered by `DeviceBinder` (library DeviceBinding); this type only reads the callback.
 public struct DeviceBindingRequest: Sendable, Equatable {
-  public static let callbackType = "DeviceBindingCallback"
+  public static let callbackType = CallbackType.deviceBinding.rawValue
 
   public var userId: String
   public var username: String
@@ -55,7 +55,7 @@ public struct DeviceBindingRequest: Sendable, Equatable {
 /// What a `DeviceSigningVerifierCallback` (AM's Device Signing Verifier node) asks for: a JWS
 /// over `challenge` signed with the key bound for `userId` (empty in usernameless journeys).
 public struct DeviceSigningRequest: Sendable, Equatable {
-  public static let callbackType = "DeviceSigningVerifierCallback"
+  public static let callbackType = CallbackType.deviceSigning.rawValue
 
   public var userId: String
   public var challenge: String

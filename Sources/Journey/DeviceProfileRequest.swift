@@ -3,7 +3,7 @@ import ProfileJSON
 /// What a `DeviceProfileCallback` asks for: its outputs `metadata` and `location` (booleans)
 /// and `message` (text to show while collecting).
 public struct DeviceProfileRequest: Sendable, Equatable {
-  public static let callbackType = "DeviceProfileCallback"
+  public static let callbackType = CallbackType.deviceProfile.rawValue
 
   public var metadata: Bool
   public var location: Bool

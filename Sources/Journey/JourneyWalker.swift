@@ -196,13 +196,13 @@ public struct JourneyWalker {
         guard callbacks.count <= maximumCallbacks else {
           throw JourneyError.tooManyCallbacks(count: callbacks.count, limit: maximumCallbacks)
         }
-        // Steps that end the walk here: nothing of them is answered or posted.
-        for callback in callbacks {
-          switch callback.type {
-          case "SuspendedTextOutputCallback":
-            return .suspended(message: callback.output("message")?.stringValue ?? "")
-          case "RedirectCallback":
-            return .redirect(url: callback.output("redirectUrl")?.stringValue ?? "")
+        // Steps that end the walk here: nothing of them is answered or posted. Only those
+        // callbacks are read first, so a step that ends the journey is never refused for a
+        // callback of another type beside it.
+        for callback in callbacks where callback.type.flatMap(CallbackType.init(rawValue:))?.endsJourney == true {
+          switch try CallbackRequest(callback) {
+          case .suspendedTextOutput(let message, _): return .suspended(message: message)
+          case .redirect(let url, _): return .redirect(url: url)
           default: continue
           }
         }
