@@ -197,8 +197,9 @@ test:
 	@$(TIMED) --start
 	@$(TIMED) deps-build $(MAKE) --no-print-directory deps-test-build
 	@$(TIMED) resolve $(MAKE) --no-print-directory resolve
-	@$(MAKE) --no-print-directory -j4 test-deps test-lint test-suite test-fuzz test-package test-distro-roots test-examples
-	@$(MAKE) --no-print-directory -j2 test-installed test-distros
+	@$(MAKE) --no-print-directory -j4 test-deps test-lint test-suite test-fuzz test-package test-distro-roots test-examples \
+	  || { $(TIMED) --failures; exit 1; }
+	@$(MAKE) --no-print-directory -j2 test-installed test-distros || { $(TIMED) --failures; exit 1; }
 	@$(TIMED) --summary
 
 resolve: deps-build

@@ -8,6 +8,9 @@
 #                                             CPU seconds (user+sys of COMMAND and the children it
 #                                             waited for)
 #   scripts/timed.sh LOG --summary            prints every recorded phase and the wall clock
+#   scripts/timed.sh LOG --failures           the summary, then again what each failed phase said
+#                                             of its failures: the end of CI's output names them,
+#                                             whatever the phases beside it printed after
 #
 # COMMAND's exit status is passed on; a failed phase is recorded (and summarised) too.
 set -uo pipefail
@@ -28,6 +31,15 @@ case "${1:-}" in
     if [[ -f $log.start ]]; then printf '  %-22s %6d\n' "wall clock" $(($(date +%s) - $(cat "$log.start"))); fi
     exit 0
     ;;
+  --failures)
+    "$0" "$log" --summary
+    [[ -f $log ]] || exit 0
+    awk '$4 ~ /failed/ { print $1 }' "$log" | while read -r phase; do
+      echo "== what failed in phase $phase (the last 40 such lines of $log.$phase.out):"
+      grep -aE '✘|recorded an issue|error:|FAIL|Error [0-9]|not ok' "$log.$phase.out" | grep -avE '✔|passed after' | tail -40
+    done
+    exit 0
+    ;;
 esac
 name="$1"
 shift
@@ -42,7 +54,7 @@ children_cpu() {
 start=$(date +%s)
 times >"$cpu_file"
 cpu_start=$(children_cpu)
-"$@" 2>&1 | sed -u "s/^/[$name] /"
+"$@" 2>&1 | tee "$log.$name.out" | sed -u "s/^/[$name] /"
 status=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
 times >"$cpu_file"
