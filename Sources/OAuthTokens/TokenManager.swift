@@ -20,23 +20,46 @@ public final class TokenManager {
     /// The stored grant ended (the refresh token was refused, or there is none and the access
     /// token expired): log in again. The old tokens stay until the login replaces them.
     case loginRequired(StoredTokens, reason: OAuthError?)
+    /// Another process held the store's lock past the deadline (logging in, most likely).
+    case busy
+    /// The grant had ended and `logIn` logged in again; the new tokens are stored.
+    case loggedIn(StoredTokens)
   }
 
   public func validTokens(margin: Double) throws -> Result {
+    try validTokens(margin: margin, until: nil, logIn: { _, _ in nil })
+  }
+
+  /// A valid token as `validTokens(margin:)` gives it; when the grant ended, `logIn` is called
+  /// with the old tokens and the reason and may log in again (nil: it does not, and the result
+  /// is `.loginRequired`). The lock is held throughout, the login included, so concurrent
+  /// callers wait for the one login and then find its tokens instead of each asking the person
+  /// again; they wait until `deadline` (CLOCK_MONOTONIC seconds; nil: as long as it takes),
+  /// then get `.busy`.
+  public func validTokens(
+    margin: Double, until deadline: Double?, logIn: (_ stale: StoredTokens, _ reason: OAuthError?) throws -> StoredTokens?
+  ) throws -> Result {
     let settings = client.settings
-    return try store.locked { () throws -> Result in
+    let outcome = try store.locked(until: deadline) { () throws -> Result in
       guard let tokens = try store.load(server: settings.server, realm: settings.realm, clientId: settings.clientId) else {
         return .notLoggedIn
       }
       if tokens.isValid(at: client.now(), margin: margin) { return .valid(tokens, refreshed: false) }
-      guard tokens.refreshToken != nil else { return .loginRequired(tokens, reason: nil) }
-      let refreshed: StoredTokens
-      do { refreshed = try client.refresh(tokens) } catch let error as OAuthError where error.needsLogin {
-        return .loginRequired(tokens, reason: error)
+      var reason: OAuthError?
+      if tokens.refreshToken != nil {
+        do {
+          let refreshed = try client.refresh(tokens)
+          try store.save(refreshed)
+          return .valid(refreshed, refreshed: true)
+        } catch let error as OAuthError where error.needsLogin {
+          reason = error
+        }
       }
-      try store.save(refreshed)
-      return .valid(refreshed, refreshed: true)
+      guard let fresh = try logIn(tokens, reason) else { return .loginRequired(tokens, reason: reason) }
+      try store.save(fresh)
+      return .loggedIn(fresh)
     }
+    return outcome ?? .busy
   }
 
   /// Marks the stored access token expired (git's `erase`: the server refused it), so the next

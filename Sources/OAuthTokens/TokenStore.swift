@@ -38,8 +38,17 @@ public final class TokenStore {
   /// Runs `body` holding the store's exclusive lock (a `flock` that goes with the process, so a
   /// killed holder never blocks the next run).
   public func locked<T>(_ body: () throws -> T) throws -> T {
-    let held: StateLock
-    do { held = try directory.lock() } catch { throw TokenStoreError.directory(error) }
+    // Without a deadline the wait has no end, so the body always runs.
+    try locked(until: nil, body)!
+  }
+
+  /// Runs `body` holding the store's exclusive lock, waited for until `deadline`
+  /// (CLOCK_MONOTONIC seconds; nil: as long as it takes); nil, with `body` not run, when
+  /// another process held the lock past the deadline.
+  public func locked<T>(until deadline: Double?, _ body: () throws -> T) throws -> T? {
+    let held: StateLock?
+    do { held = try directory.lock(until: deadline) } catch { throw TokenStoreError.directory(error) }
+    guard let held else { return nil }
     return try withExtendedLifetime(held) { try body() }
   }
 

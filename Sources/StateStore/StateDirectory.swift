@@ -378,6 +378,14 @@ package final class StateDirectory {
   /// released or dropped: changes by concurrent processes happen one after the other. The
   /// lock goes with the process, so a killed holder never blocks the next run.
   package func lock() throws(StateDirectoryError) -> StateLock {
+    // Without a deadline the wait has no end, so a lock always comes back.
+    try lock(until: nil)!
+  }
+
+  /// The directory's exclusive lock, waited for until `deadline` (CLOCK_MONOTONIC seconds; nil
+  /// waits as long as it takes); nil when the deadline passed first. The wait polls every 50 ms:
+  /// flock has no timeout, and an alarm signal would reach the whole process.
+  package func lock(until deadline: Double?) throws(StateDirectoryError) -> StateLock? {
     let path = filePath(Self.lockName)
     let fd: Int32
     do throws(SystemCallError) {
@@ -391,10 +399,21 @@ package final class StateDirectory {
       throw .cannotLock(path: path, errno: error.errno)
     }
     try check(info, name: Self.lockName, requirement: FileRequirement(forbiddenMode: 0o022, maximumSize: 0))
-    do throws(SystemCallError) { _ = try systemCall("flock") { flock(fd, LOCK_EX) } } catch {
-      throw .cannotLock(path: path, errno: error.errno)
+    guard let deadline else {
+      do throws(SystemCallError) { _ = try systemCall("flock") { flock(fd, LOCK_EX) } } catch {
+        throw .cannotLock(path: path, errno: error.errno)
+      }
+      return lock
     }
-    return lock
+    while true {
+      if flock(fd, LOCK_EX | LOCK_NB) == 0 { return lock }
+      guard errno == EWOULDBLOCK || errno == EINTR else { throw .cannotLock(path: path, errno: errno) }
+      var now = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &now)
+      if Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 >= deadline { return nil }
+      var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+      nanosleep(&pause, nil)
+    }
   }
 
   /// fsync of the directory: names made or removed survive a crash.

@@ -234,6 +234,43 @@ struct TokenCommandTests {
     }
   }
 
+  @Test("while another run holds the token store (logging in), token waits up to --max-time: then exit 75 at a terminal, 5 without")
+  func waitForAnotherRunsLogin() throws {
+    try withLogin { server, directory in
+      // Another run's login, standing in: util-linux flock holds the store's lock.
+      let holder = Process()
+      holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+      holder.arguments = ["--no-fork", directory + "/state/tokens/.lock", "sleep", "60"]
+      try holder.run()
+      defer {
+        holder.terminate()
+        holder.waitUntilExit()
+      }
+      var held = false
+      for _ in 0..<200 where !held {
+        let probe = try run(["-n", directory + "/state/tokens/.lock", "true"], executable: "/usr/bin/flock")
+        held = probe.status != 0
+        if !held { usleep(20_000) }  // the holder's start-up
+      }
+      try #require(held)
+      let detached = try token(server, directory, ["--max-time", "0.5"], prefix: ["/usr/bin/setsid", "-w"])
+      #expect(detached.status == 5 && detached.stderr.contains("holds the token store"), "\(detached.stderr)")
+      #expect(detached.stdout.isEmpty)
+      let atTerminal = try run(
+        [
+          cliFixture("../Support/pty-drive.py"), "[]", frProfilePath, "token", "--server", server.url, "--realm", "alpha", "--client-id",
+          AM.clientId, "--state-dir", directory + "/state", "--max-time", "0.5",
+        ], environment: ["TERM": "dumb", "PATH": "/usr/bin:/bin"], executable: "/usr/bin/python3")
+      let screen = try JSONParser.parse(Array(atTerminal.stdout.utf8))
+      #expect(screen["status"] == 75, "\(screen)")
+      holder.terminate()
+      holder.waitUntilExit()
+      let after = try token(server, directory)
+      let accessToken = try stored(directory)["accessToken"]?.stringValue ?? ""
+      #expect(after.status == 0 && after.stdout == accessToken + "\n", "\(after.stderr)")
+    }
+  }
+
   // MARK: Logout
 
   @Test("logout revokes the refresh token and ends the session, deletes the file; twice is fine; token then says to log in")

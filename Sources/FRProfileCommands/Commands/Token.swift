@@ -1,6 +1,8 @@
 import ArgumentParser
 import Collectors
+import Journey
 import JourneyHTTP
+import Login
 import OAuthTokens
 import ProfileCLI
 import ProfileJSON
@@ -93,6 +95,13 @@ extension FRProfile {
     @Flag(name: .customLong("no-login"), help: "Never walk a journey: when the tokens cannot be refreshed, exit 5.")
     var noLogin = false
 
+    @Option(
+      name: .customLong("max-time"),
+      help: ArgumentHelp(
+        "Seconds a new login may take, and the longest wait for another run's login (then exit 75; 5 without a terminal).",
+        valueName: "SECONDS"))
+    var maxTime: Double = 300
+
     @Option(name: .customLong("git-username"), help: ArgumentHelp("The username --format git gives.", valueName: "NAME"))
     var gitUsername = "oauth2"
 
@@ -113,6 +122,7 @@ extension FRProfile {
 
     func validate() throws {
       try OAuthOptions.check(clientId: clientId)
+      guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
       guard minValidity >= 0, minValidity <= 86400 else { throw ValidationError("--min-validity must be between 0 and 86400 seconds.") }
       if format == .git {
         guard let gitAction, ["get", "store", "erase"].contains(gitAction) else {
@@ -173,19 +183,37 @@ extension FRProfile {
           try oauthFailures({ $0 }) { try manager.expire() }
           return
         }
-        let result = try oauthFailures({ $0 }) { try manager.validTokens(margin: minValidity) }
+        // The lock is waited for up to --max-time: another run may be logging in (at its
+        // terminal), and this one then takes the tokens that login stores.
+        let deadline = JourneyWalker.monotonicSeconds() + maxTime
+        let result = try oauthFailures({ $0 }) {
+          try manager.validTokens(margin: minValidity, until: deadline) { stale, reason in
+            try logInAgain(stale, reason: reason, client: client, http: http, serverHost: server.host)
+          }
+        }
         let tokens: StoredTokens
         switch result {
         case .valid(let valid, let refreshed):
           if refreshed && options.settings.verbose { detail("refreshed the access token") }
           tokens = valid
+        case .loggedIn(let fresh):
+          tokens = fresh
         case .notLoggedIn:
           throw Failure(
             .loginRequired,
             "no tokens are stored for client \(clientId) at \(server.text) (realm \(realm)): log in with 'fr-profile journey --server \(server.text) --realm \(realm) --tree … --client-id \(clientId)'."
           )
         case .loginRequired(let stale, let reason):
-          tokens = try logInAgain(stale, reason: reason, manager: manager)
+          throw Failure(
+            .loginRequired, Self.loginAdvice(stale, reason: reason, tree: tree ?? stale.tree, clientId: clientId, noLogin: noLogin))
+        case .busy:
+          let terminal = Terminal() != nil
+          throw Failure(
+            terminal ? .timedOut : .loginRequired,
+            "another fr-profile holds the token store \(store.path) (logging in?) and did not finish within --max-time (\(JSONWriter.formatNumber(maxTime)) s)"
+              + (terminal
+                ? ": try again when it has, or raise --max-time." : ": log in with 'fr-profile journey … --client-id \(clientId)'.")
+          )
         }
         let hosts = gitHost.isEmpty ? nil : gitHost.compactMap { try? GitHost(parsing: $0).description }
         if let hosts, hosts != tokens.gitHosts { try keep(gitHosts: hosts, manager: manager) }
@@ -193,37 +221,45 @@ extension FRProfile {
       }
     }
 
-    /// The journey again, on the terminal, with the options of the login that stored `stale`.
-    func logInAgain(_ stale: StoredTokens, reason: OAuthError?, manager: TokenManager) throws -> StoredTokens {
+    /// What to run when the grant ended and no login happens here.
+    static func loginAdvice(_ stale: StoredTokens, reason: OAuthError?, tree: String?, clientId: String, noLogin: Bool) -> String {
       let why = reason.map { "the refresh token no longer works (\($0))" } ?? "the access token expired and no refresh token was issued"
-      let tree = tree ?? stale.tree
-      guard !noLogin, Terminal() != nil, let tree else {
-        throw Failure(
-          .loginRequired,
-          "\(why): log in again with 'fr-profile journey --server \(stale.server) --realm \(stale.realm) --tree \(tree ?? "…") --client-id \(clientId)'"
-            + (noLogin ? "." : " on a terminal.")
-        )
-      }
+      return
+        "\(why): log in again with 'fr-profile journey --server \(stale.server) --realm \(stale.realm) --tree \(tree ?? "…") --client-id \(clientId)'"
+        + (noLogin ? "." : " on a terminal.")
+    }
+
+    /// The journey again, on the terminal, with the settings of the login that stored `stale`,
+    /// run while the token store is locked; nil (no login) without a terminal, with --no-login,
+    /// or when no tree is known. The new tokens keep the git hosts the old ones were for.
+    func logInAgain(_ stale: StoredTokens, reason: OAuthError?, client: OAuthClient, http: HTTPClient, serverHost: String?) throws
+      -> StoredTokens?
+    {
+      guard !noLogin, Terminal() != nil, let tree = tree ?? stale.tree else { return nil }
+      let why = reason.map { "the refresh token no longer works (\($0))" } ?? "the access token expired and no refresh token was issued"
       note("\(why): logging in again with the journey \(tree).")
-      var arguments = [
-        "--server", stale.server, "--realm", stale.realm, "--tree", tree, "--client-id", clientId, "--scope", stale.scope,
-        "--redirect-uri", stale.redirectURI, "--cookie-name", stale.cookieName, "--timeout", String(connection.timeout),
-      ]
-      if let cacert = connection.cacert { arguments += ["--cacert", cacert] }
-      if connection.insecureHTTP { arguments.append("--insecure-http") }
-      var journey = try FRProfile.Journey.parse(arguments)
-      journey.options = options
-      let (body, answerer, _) = try journey.walk()
-      guard let session = body["tokenId"]?.stringValue else {
+      var login = Login(
+        endpoint: AuthenticateEndpoint(server: stale.server, realm: stale.realm, tree: tree), transport: Login.transport(http))
+      login.cookieName = stale.cookieName
+      login.requestTimeout = connection.timeout
+      login.maximumTime = maxTime
+      login.userAgent = "fr-profile/\(frProfileVersion)"
+      if options.settings.verbose { login.trace = { detail($0) } }
+      let (body, answerer, _) = try FRProfile.Journey.walk(
+        login, sources: [], settings: options.settings, binding: BindingOptions(), serverHost: serverHost)
+      let trade = OAuthClient(
+        settings: OAuthClientSettings(
+          server: stale.server, realm: stale.realm, clientId: clientId, scope: stale.scope, redirectURI: stale.redirectURI,
+          cookieName: stale.cookieName), transport: curlTransport(http, verbose: options.settings.verbose))
+      trade.extraHeaders = client.extraHeaders
+      guard
+        var tokens = try oauthFailures(
+          { answerer.printable($0, singleLine: true) }, { try Login.tokens(for: body, client: trade, tree: tree) })
+      else {
         throw Failure(.badResponse, "the journey ended without a session (tokenId): no tokens can be had from it.")
       }
-      let tokens = try journey.oauth.logIn(
-        session: session, tree: tree, server: stale.server, realm: stale.realm, cookieName: stale.cookieName,
-        transport: journey.transport(), stateDirectory: options.settings.stateDirectory,
-        printable: { answerer.printable($0, singleLine: true) })
-      // The new login keeps the git hosts the old tokens were for.
-      guard !stale.gitHosts.isEmpty else { return tokens }
-      return try keep(gitHosts: stale.gitHosts, manager: manager) ?? tokens
+      tokens.gitHosts = stale.gitHosts
+      return tokens
     }
 
     /// Keeps `hosts` with the stored tokens.
