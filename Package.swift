@@ -38,6 +38,7 @@ let package = Package(
     .library(name: "ProfileJSON", targets: ["ProfileJSON"]),
     .library(name: "Journey", targets: ["Journey"]),
     .library(name: "OAuthTokens", targets: ["OAuthTokens"]),
+    .library(name: "Login", targets: ["Login"]),
     .library(name: "JourneyProfiler", targets: ["JourneyProfiler"]),
     .library(name: "DeviceMatch", targets: ["DeviceMatch"]),
     // The verifier, for a server-side Swift program: no client target, no tpm2-tss.
@@ -76,6 +77,7 @@ let package = Package(
         "Journey",
         "JourneyProfiler",
         "JourneyHTTP",
+        "Login",
         "OAuthTokens",
         "TPMAttestation",
         "TPMKeys",
@@ -199,6 +201,13 @@ let package = Package(
     .testTarget(
       name: "OAuthTokensTests",
       dependencies: ["OAuthTokens", "ProfileJSON", "TestSupport"], exclude: ["make-id-tokens.py"], swiftSettings: testCode),
+    // The login as a use case: a journey walked with its answers from answer sources (values
+    // given up front, an answers file, a program's callbacks) and a conversation (a terminal, a
+    // PAM conversation), the device's callbacks through device steps the caller gives, and the
+    // session traded for tokens. `journey`, `token` and the PAM helper run it; no collectors.
+    .target(name: "Login", dependencies: ["Journey", "JourneyHTTP", "OAuthTokens", "ProfileJSON", "SystemCalls"]),
+    .testTarget(
+      name: "LoginTests", dependencies: ["Login", "Journey", "OAuthTokens", "ProfileJSON", "TestSupport"], swiftSettings: testCode),
     // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
     // protocol and Collectors. Collection knows nothing of AM.
     .target(

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-GUARDED = ["DeviceIdentity", "OAuthTokens", "TPMKeys", "Posture", "DeviceBinding", "TPMAttestation", "StateStore", "DeviceFacts"]
+GUARDED = ["DeviceIdentity", "OAuthTokens", "Login", "TPMKeys", "Posture", "DeviceBinding", "TPMAttestation", "StateStore", "DeviceFacts"]
 FORBIDDEN = {"Collectors", "CUdev"}
 
 

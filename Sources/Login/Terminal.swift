@@ -1,7 +1,4 @@
-import Collectors
-import DeviceBinding
 import Journey
-import ProfileCLI
 import SystemCalls
 
 #if canImport(Glibc)
@@ -12,11 +9,11 @@ import SystemCalls
 
 /// The controlling terminal, for prompts: questions go to it and answers come from it, so
 /// stdin and stdout stay free for `--password-stdin` and the token.
-final class Terminal {
+public final class Terminal {
   private let fd: Int32
 
   /// The terminal, or nil when the process has none (a service, a pipeline under cron).
-  init?() {
+  public init?() {
     let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
     guard fd >= 0 else { return nil }
     self.fd = fd
@@ -27,19 +24,19 @@ final class Terminal {
   /// Writes `text` with every control character but newline and tab (escape sequences, C1,
   /// bidirectional overrides) replaced: prompts carry a server's words (a binding callback's
   /// title, a stored username), and nothing a server chose may drive the terminal.
-  func write(_ text: String) {
+  public func write(_ text: String) {
     _ = try? writeAll(fd, Array(ServerText.printable(text).utf8))
   }
 
   /// Shows `prompt` and reads one line; with `echo` false the typed characters are not shown
   /// (echo is restored even if reading fails). Nil at end of input, or when `deadline`
-  /// (CLOCK_MONOTONIC seconds, as `DeviceBinder.monotonicNow()`) passes first.
+  /// (CLOCK_MONOTONIC seconds, as `JourneyWalker.monotonicSeconds()`) passes first.
   ///
   /// Echo goes off before the prompt is shown, as getpass(3) does: a secret typed (or pasted)
   /// the moment the prompt appears is never echoed, and input typed before it (flushed by
   /// TCSAFLUSH) is not taken as the answer. Showing the prompt first let a fast answer be
   /// echoed and then discarded, leaving the prompt waiting (seen in TerminalPromptTests).
-  func readLine(prompt: String, echo: Bool = true, deadline: Double? = nil) -> String? {
+  public func readLine(prompt: String, echo: Bool = true, deadline: Double? = nil) -> String? {
     var saved = termios()
     let canHide = tcgetattr(fd, &saved) == 0
     if !echo && canHide {
@@ -54,7 +51,7 @@ final class Terminal {
     var byte: UInt8 = 0
     while true {
       if let deadline {
-        let left = deadline - DeviceBinder.monotonicNow()
+        let left = deadline - JourneyWalker.monotonicSeconds()
         if left <= 0 { return nil }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         // Rounded up: a wait cut to whole milliseconds below `left` would end just before the
@@ -76,8 +73,31 @@ final class Terminal {
   }
 }
 
-/// Standard input, as bytes (at most 1 MiB: what is read from it is a password or a token);
-/// empty when it cannot be read.
-func readStandardInput() -> [UInt8] {
-  (try? readAll(0, limit: 1 << 20)) ?? []
+/// The person at the controlling terminal: questions and what belongs with them go to
+/// /dev/tty, so stdin and stdout stay free for piped secrets and results; everything else
+/// (AM's messages, notes, registration links) goes to `display`.
+public final class TerminalConversation: Conversation {
+  /// Nil when the process has no terminal: nothing can be asked.
+  public let terminal: Terminal?
+  /// Where texts other than `.prompting` go (the command line: stderr, with its prefixes).
+  public var display: (String, MessageKind) -> Void
+
+  public init(terminal: Terminal? = Terminal(), display: @escaping (String, MessageKind) -> Void) {
+    self.terminal = terminal
+    self.display = display
+  }
+
+  public var canAsk: Bool { terminal != nil }
+
+  public func ask(_ prompt: String, echo: Bool, deadline: Double?) -> String? {
+    terminal?.readLine(prompt: prompt, echo: echo, deadline: deadline)
+  }
+
+  public func show(_ text: String, as kind: MessageKind) {
+    if kind == .prompting {
+      terminal?.write(text + "\n")
+    } else {
+      display(text, kind)
+    }
+  }
 }

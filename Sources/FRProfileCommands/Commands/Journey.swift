@@ -4,6 +4,7 @@ import Dispatch
 import Journey
 import JourneyHTTP
 import JourneyProfiler
+import Login
 import OAuthTokens
 import ProfileCLI
 import ProfileJSON
@@ -265,8 +266,8 @@ extension FRProfile {
     }
 
     /// Walks the journey to AM's success body; every other end is thrown as the Failure the
-    /// command exits with. `token` calls it to log in again.
-    func walk() throws -> (body: JSONObject, answerer: StepAnswerer, endpoint: AuthenticateEndpoint) {
+    /// command exits with.
+    func walk() throws -> (body: JSONObject, answerer: LoginAnswerer, endpoint: AuthenticateEndpoint) {
       let settings = options.settings
       _ = try settings.systemSource()
       if let cacert, access(cacert, R_OK) != 0 {
@@ -275,60 +276,52 @@ extension FRProfile {
       let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
       if let warning = server.warning { writeStandardError(warning) }
       let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
-      let answersFile = try answers.map { try AnswersFile(path: $0) }
-      let answerer = StepAnswerer(user: user, password: password, choices: choices, answers: answersFile, settings: settings)
-      let session = try sessionFile.map(Self.sessionToken)
-      answerer.binding = binding
-      answerer.idp = idp
-      answerer.serverHost = server.host
-      let client = HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)
+      var sources: [any AnswerSource] = [GivenAnswers(user: user, password: password, choices: choices, identityProvider: idp)]
+      if let answers { sources.append(try AnswersFile.read(path: answers)) }
       var endpoint = try endpoint(server: server.text)
       endpoint.forceAuth = forceAuth
       endpoint.noSession = noSession
-      var headers =
-        AuthenticateEndpoint.requestHeaders + [
-          // The SDKs send their platform's agent (a browser's, okhttp's, CFNetwork's); this
-          // client names itself, so AM's logs tell its requests apart.
-          "User-Agent: fr-profile/\(frProfileVersion)",
-          // No "Expect: 100-continue" round trip (libcurl 7.x adds it for bodies over 1 KiB).
-          "Expect:",
-        ]
-      if let session { headers.append("Cookie: \(cookieName)=\(session)") }
-      let timeout = timeout
-      let maxTime = maxTime
-      let started = JourneyWalker.monotonicSeconds()
-      answerer.deadline = started + maxTime
-      Self.armWatchdog(after: maxTime + Self.watchdogGrace)
-      var walker = JourneyWalker(
-        post: { url, body in
-          if settings.verbose { detail("POST \(url)") }
-          let left = maxTime - (JourneyWalker.monotonicSeconds() - started)
-          guard left > 0 else { throw JourneyError.timeLimit(seconds: maxTime) }
-          let response: HTTPResponse
-          do throws(HTTPError) {
-            response = try client.post(url, headers: headers, body: body, timeout: min(timeout, left))
-          } catch {
-            if case .timedOut = error, left < timeout { throw JourneyError.timeLimit(seconds: maxTime) }
-            throw error
-          }
-          if settings.verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
-          return (response.status, response.body)
-        },
-        answer: { step in try answerer.answer(&step) })
-      walker.maximumTime = maxTime
+      var login = Login(
+        endpoint: endpoint,
+        transport: Login.transport(HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)))
+      login.session = try sessionFile.map(Self.sessionToken)
+      login.cookieName = cookieName
+      login.requestTimeout = timeout
+      login.maximumTime = maxTime
+      login.userAgent = "fr-profile/\(frProfileVersion)"
+      if settings.verbose { login.trace = { detail($0) } }
+      return try Self.walk(
+        login, sources: sources, settings: settings, binding: binding, serverHost: server.host,
+        sessionHint: sessionFile.map {
+          " AM refused the session in \($0), or the journey: log in without --session-file to make a new one."
+        })
+    }
 
+    /// Walks `login` on the terminal with `sources` and this machine's device steps, to AM's
+    /// success body; every other end is thrown as the Failure the command exits with. `token`
+    /// logs in again through it.
+    static func walk(
+      _ login: Login, sources: [any AnswerSource], settings: ProfileSettings, binding: BindingOptions, serverHost: String?,
+      sessionHint: String? = nil
+    ) throws -> (body: JSONObject, answerer: LoginAnswerer, endpoint: AuthenticateEndpoint) {
+      let answerer = LoginAnswerer(
+        sources: sources, conversation: CommandLogin.conversation(verbose: settings.verbose),
+        device: CommandDeviceSteps(settings: settings, binding: binding, interactive: true))
+      answerer.hint = CommandLogin.hint
+      answerer.serverHost = serverHost
+      armWatchdog(after: login.maximumTime + watchdogGrace)
+      let endpoint = login.endpoint
       let outcome: JourneyOutcome
       do {
-        outcome = try walker.walk(endpoint)
+        outcome = try login.walk(answerer: answerer)
       } catch let error as HTTPError {
-        throw Failure(Self.exitStatus(error), answerer.printable(error.description, singleLine: true))
+        throw Failure(exitStatus(error), answerer.printable(error.description, singleLine: true))
+      } catch let error as LoginError {
+        throw Failure(login: LoginError(error.code, answerer.printable(error.message, singleLine: true)))
       } catch let error as JourneyError {
         let message = answerer.printable(error.description + ".", singleLine: true)
-        switch error {
-        case .unsupportedCallback: throw Failure(.cannotAnswer, message)
-        case .timeLimit: throw Failure(.timedOut, message + " Raise --max-time if the journey needs longer.")
-        default: throw Failure(.badResponse, message)
-        }
+        if case .unsupportedCallback = error { throw Failure(.cannotAnswer, message) }
+        throw Failure(.badResponse, message)
       } catch let failure as Failure {
         throw Failure(failure.status, answerer.printable(failure.description, singleLine: true))
       }
@@ -336,9 +329,8 @@ extension FRProfile {
       case .success(let body):
         return (body, answerer, endpoint)
       case .failure(let message, _):
-        let hint =
-          sessionFile.map { " AM refused the session in \($0), or the journey: log in without --session-file to make a new one." } ?? ""
-        throw Failure(.negative, "authentication failed: \(PrintableText.line(answerer.printable(message, singleLine: true))).\(hint)")
+        throw Failure(
+          .negative, "authentication failed: \(PrintableText.line(answerer.printable(message, singleLine: true))).\(sessionHint ?? "")")
       case .suspended(let message):
         if !message.isEmpty { writeStandardError(answerer.printable(message) + "\n") }
         throw Failure(

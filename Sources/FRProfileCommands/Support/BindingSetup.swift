@@ -3,6 +3,7 @@ import Collectors
 import DeviceBinding
 import DeviceIdentity
 import Journey
+import Login
 import Posture
 import ProfileCLI
 import ProfileJSON
@@ -153,7 +154,7 @@ struct BindingSetup {
       prompt: { message, echo in
         guard interactive, let terminal = Terminal() else { return nil }
         if let serverHost { terminal.write(TerminalPINSource.serverLine(serverHost)) }
-        return terminal.readLine(prompt: StepAnswerer.promptText(message), echo: echo, deadline: deadline)
+        return terminal.readLine(prompt: LoginAnswerer.promptText(message), echo: echo, deadline: deadline)
       },
       inform: { message in writeStandardError("\(message)\n") })
   }
@@ -253,13 +254,13 @@ struct BindingSetup {
   }
 }
 
-extension StepAnswerer {
+extension CommandDeviceSteps {
   /// Answers the TPM attestation rounds a server's script sends as HiddenValueCallbacks
   /// (TPMAttestation's `AttestationProtocol`); other hidden values are left as they are. A
   /// client that cannot attest (no TPM, `--key-store file`) answers `{"v":1,"error":…}` so the
   /// script can route on it; a TPM that changed since the attestation key was made stops the
   /// journey (exit 81) with the way out.
-  func answerAttestation(_ step: inout AuthenticateStep, index: Int, id: String, value: String) throws {
+  func answerAttestation(_ step: inout AuthenticateStep, index: Int, id: String, value: String) throws -> Bool {
     let answer: JSON
     switch id {
     case AttestationProtocol.requestCallbackId:
@@ -301,10 +302,10 @@ extension StepAnswerer {
       }
       if settings.verbose, case .log = log { detail("answered the boot quote round: PCRs 0-7 and 14 quoted, with the event log.") }
     default:
-      if settings.verbose { detail("left HiddenValueCallback \"\(printable(id, singleLine: true))\" unanswered.") }
-      return
+      return false
     }
     try step.answer(index, with: JSONWriter.compact(answer))
+    return true
   }
 
   /// Why this device cannot attest, or nil: keys are made as files (`--key-store file`, or
@@ -406,25 +407,6 @@ enum TerminalKeySelector {
       }
       if line.isEmpty { return nil }
       if let index = Int(line), records.indices.contains(index) { return records[index].kid }
-    }
-  }
-}
-
-extension StepAnswerer {
-  /// Answers the DeviceBindingCallback or DeviceSigningVerifierCallback at `index` through the
-  /// binder's one answer path; a client error is sent to AM (its outcome decides) and reported
-  /// on stderr.
-  func answerBinding(_ step: inout AuthenticateStep, index: Int) throws {
-    let settings = settings
-    let system = try settings.systemSource()
-    let setup = BindingSetup(
-      options: binding, settings: settings, interactive: true, serverHost: serverHost, deadline: deadline)
-    var binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
-    if let attester { binder.attester = attester }
-    do {
-      if let outcome = try binder.answer(&step, callback: index) { BindingSetup.report(outcome, verbose: settings.verbose) }
-    } catch {
-      throw BindingExit.failure(forAny: error)
     }
   }
 }

@@ -1,0 +1,99 @@
+import Journey
+import JourneyHTTP
+import OAuthTokens
+import ProfileJSON
+
+/// Sends one journey request: the body to `url` with `headers`, within `timeout` seconds;
+/// returns the status and body of the response.
+public typealias JourneyTransport = (_ url: String, _ headers: [String], _ body: [UInt8], _ timeout: Double) throws -> (
+  status: Int, body: [UInt8]
+)
+
+/// A login: a journey walked from its endpoint to its end, each step answered by a
+/// `LoginAnswerer` (answer sources, a conversation, the device steps), within a time limit —
+/// what `fr-profile journey`, `token` (logging in again) and an embedder run. The session it
+/// ends with can be traded for OAuth 2.0 tokens (`tokens(for:client:tree:)`).
+public struct Login {
+  public var endpoint: AuthenticateEndpoint
+  /// An SSO token to send with the journey (session upgrade, step-up), as the cookie
+  /// `cookieName`.
+  public var session: String?
+  public var cookieName = "iPlanetDirectoryPro"
+  /// Seconds each request may take.
+  public var requestTimeout = 30.0
+  /// Seconds the whole walk may take, answering included.
+  public var maximumTime = 300.0
+  /// The client's name in `User-Agent` (the SDKs send their platform's agent; this client
+  /// names itself, so AM's logs tell its requests apart).
+  public var userAgent = "fr-profile"
+  public var transport: JourneyTransport
+  /// Called with a line for each request and response (a verbose run's detail).
+  public var trace: ((String) -> Void)?
+
+  public init(endpoint: AuthenticateEndpoint, transport: @escaping JourneyTransport) {
+    self.endpoint = endpoint
+    self.transport = transport
+  }
+
+  /// libcurl (JourneyHTTP, loaded at the first request) as the transport.
+  public static func transport(_ client: HTTPClient) -> JourneyTransport {
+    { url, headers, body, timeout in
+      let response = try client.post(url, headers: headers, body: body, timeout: timeout)
+      return (response.status, response.body)
+    }
+  }
+
+  /// Every header of a journey request: the SDKs' (`AuthenticateEndpoint.requestHeaders`), the
+  /// agent, no `Expect: 100-continue` round trip (libcurl 7.x adds it for bodies over 1 KiB),
+  /// and the session cookie when one is sent.
+  public var headers: [String] {
+    var headers = AuthenticateEndpoint.requestHeaders + ["User-Agent: \(userAgent)", "Expect:"]
+    if let session { headers.append("Cookie: \(cookieName)=\(session)") }
+    return headers
+  }
+
+  /// Walks the journey to its end. Throws `LoginError` (no answer, or the time limit passed),
+  /// `JourneyError` (an answer that is not AM's), `HTTPError` (the transport's), and what the
+  /// device steps throw.
+  public func walk(answerer: LoginAnswerer) throws -> JourneyOutcome {
+    let headers = headers
+    let maximumTime = maximumTime
+    let requestTimeout = requestTimeout
+    let transport = transport
+    let trace = trace
+    let started = JourneyWalker.monotonicSeconds()
+    answerer.deadline = started + maximumTime
+    let timeLimit = LoginError(.timeLimit, JourneyError.timeLimit(seconds: maximumTime).description)
+    var walker = JourneyWalker(
+      post: { url, body in
+        trace?("POST \(url)")
+        let left = maximumTime - (JourneyWalker.monotonicSeconds() - started)
+        guard left > 0 else { throw timeLimit }
+        let response: (status: Int, body: [UInt8])
+        do {
+          response = try transport(url, headers, body, min(requestTimeout, left))
+        } catch let error as HTTPError {
+          if case .timedOut = error, left < requestTimeout { throw timeLimit }
+          throw error
+        }
+        trace?("HTTP \(response.status), \(response.body.count) bytes")
+        return response
+      },
+      answer: { step in try answerer.answer(&step) })
+    walker.maximumTime = maximumTime
+    do {
+      return try walker.walk(endpoint)
+    } catch let error as JourneyError {
+      if case .timeLimit = error { throw timeLimit }
+      throw error
+    }
+  }
+
+  /// Trades the session of a successful walk (its `tokenId`) for OAuth 2.0 tokens of `client`:
+  /// the authorization code flow with PKCE, the ID token verified. Nil when the journey ended
+  /// without a session (`noSession`).
+  public static func tokens(for success: JSONObject, client: OAuthClient, tree: String?) throws -> StoredTokens? {
+    guard let session = success["tokenId"]?.stringValue else { return nil }
+    return try client.login(sessionToken: session, tree: tree)
+  }
+}
