@@ -130,16 +130,16 @@ func tokenStore(_ stateDirectory: String, create: Bool) throws -> TokenStore {
 func oauthFailures<T>(_ printable: (String) -> String, _ body: () throws -> T) throws -> T {
   do { return try body() } catch let error as OAuthError {
     let status: ExitStatus =
-      switch error {
+      switch error.code {
       case .sessionNotAccepted, .tokenRefused, .authorizationRefused, .consentRequired: .negative
       case .foreignEndpoint: .untrustedServer
-      case .badResponse, .stateMismatch, .badRedirect, .httpStatus, .idToken: .badResponse
+      default: .badResponse  // badResponse, stateMismatch, badRedirect, httpStatus, idToken
       }
     let advice =
-      switch error {
-      case .sessionNotAccepted: " Log in again (fr-profile journey … --client-id)."
-      case .tokenRefused(_, "invalid_client", _), .authorizationRefused("invalid_client", _), .authorizationRefused("invalid_request", _),
-        .authorizationRefused("unauthorized_client", _):
+      switch (error.code, error.oauthError ?? "") {
+      case (.sessionNotAccepted, _): " Log in again (fr-profile journey … --client-id)."
+      case (.tokenRefused, "invalid_client"), (.authorizationRefused, "invalid_client"), (.authorizationRefused, "invalid_request"),
+        (.authorizationRefused, "unauthorized_client"):
         " Check --client-id and that --redirect-uri is registered on the client in AM."
       default: ""
       }
