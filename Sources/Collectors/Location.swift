@@ -58,14 +58,36 @@ public struct Location: Sendable, Equatable {
   }
 }
 
-/// A configured position that is not one: `source` names where it came from (a flag, a variable,
-/// a file), `reason` what is wrong.
-public enum LocationError: Error, CustomStringConvertible, Equatable {
-  case invalid(source: String, reason: String)
+/// A configured position that is not one: ``source`` names where it came from (a flag, a
+/// variable, a file), the message what is wrong.
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .invalid`, or `switch error.code` with a `default:`); ``description`` is the message.
+public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable { case invalid }
 
-  public var description: String {
-    switch self {
-    case .invalid(let source, let reason): "invalid location in \(source): \(reason)."
-    }
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// The text is not a position, or the position is out of range.
+    public static let invalid = Code(.invalid)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// Where the position came from (a flag, a variable, a file).
+  public let source: String
+  /// One line saying what is wrong.
+  public let description: String
+
+  /// The position from `source` is not one: `reason` says what is wrong.
+  public static func invalid(source: String, reason: String) -> Self {
+    Self(code: .invalid, source: source, description: "invalid location in \(source): \(reason).")
   }
 }

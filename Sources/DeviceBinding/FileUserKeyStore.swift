@@ -40,7 +40,7 @@ package final class FileUserKeyStore: UserKeyStore {
     do {
       if create { _ = try StateDirectory.open(String(path.dropLast(Self.directoryName.count + 1)), create: true) }
       return try StateDirectory.open(path, create: create)
-    } catch .missing {
+    } catch let error where error.code == .missing {
       return nil
     } catch {
       throw Self.mapped(error)
@@ -176,30 +176,35 @@ package final class FileUserKeyStore: UserKeyStore {
 
   static func mapped(_ error: StateDirectoryError) -> KeyStoreError {
     let text = errorText
-    switch error {
-    case .missing(let path): return .io(detail: "the bound-key directory \(path) does not exist")
-    case .notSecure(let path, let reason):
+    let path = error.path
+    let owner = error.owner ?? 0
+    let mode = error.mode ?? 0
+    let code = error.errno ?? 0
+    switch error.code {
+    case .missing: return .io(detail: "the bound-key directory \(path) does not exist")
+    case .notSecure:
       let why: String
-      switch reason {
+      switch error.unsafe {
       case .ancestorOwner(let uid): why = "it belongs to uid \(uid), neither root nor you"
       case .ancestorWritable(let mode): why = "others may write it (mode \(octal(mode)))"
-      case .rootDirectory: why = "/ cannot be a state directory"
+      case .rootDirectory, nil: why = "/ cannot be a state directory"
       }
       return .unsafe(detail: "the directory \(path) above the bound keys is not safe: \(why)")
-    case .notADirectory(let path): return .unsafe(detail: "\(path) is not a directory (or is a symbolic link)")
-    case .foreignOwner(let path, let owner): return .unsafe(detail: "\(path) belongs to uid \(owner), not to you (uid \(geteuid()))")
-    case .insecureMode(let path, let mode): return .unsafe(detail: "\(path) has mode \(octal(mode)); run 'chmod 700 \(path)'")
-    case .cannotCreate(let path, let code): return .io(detail: "cannot create \(path): \(text(code))")
-    case .cannotOpen(let path, let code): return .io(detail: "cannot open \(path): \(text(code))")
-    case .notARegularFile(let path): return .unsafe(detail: "the bound key \(path) is not a regular file (a link?)")
-    case .fileForeignOwner(let path, let owner): return .unsafe(detail: "the bound key \(path) belongs to uid \(owner), not to you")
-    case .fileInsecureMode(let path, let mode):
+    case .notADirectory: return .unsafe(detail: "\(path) is not a directory (or is a symbolic link)")
+    case .foreignOwner: return .unsafe(detail: "\(path) belongs to uid \(owner), not to you (uid \(geteuid()))")
+    case .insecureMode: return .unsafe(detail: "\(path) has mode \(octal(mode)); run 'chmod 700 \(path)'")
+    case .cannotCreate: return .io(detail: "cannot create \(path): \(text(code))")
+    case .cannotOpen: return .io(detail: "cannot open \(path): \(text(code))")
+    case .notARegularFile: return .unsafe(detail: "the bound key \(path) is not a regular file (a link?)")
+    case .fileForeignOwner: return .unsafe(detail: "the bound key \(path) belongs to uid \(owner), not to you")
+    case .fileInsecureMode:
       return .unsafe(detail: "the bound key \(path) has mode \(octal(mode)): others may have read it; delete it and bind again")
-    case .tooLarge(let path, let limit): return .unsafe(detail: "\(path) is larger than \(limit) bytes: not a bound key")
-    case .unreadable(let path, let code): return .io(detail: "cannot read \(path): \(text(code))")
-    case .cannotWrite(let path, let code): return .io(detail: "cannot write \(path): \(text(code))")
-    case .exists(let path): return .io(detail: "\(path) exists")
-    case .cannotLock(let path, let code): return .io(detail: "cannot lock \(path): \(text(code))")
+    case .tooLarge: return .unsafe(detail: "\(path) is larger than \(error.limit ?? 0) bytes: not a bound key")
+    case .unreadable: return .io(detail: "cannot read \(path): \(text(code))")
+    case .cannotWrite: return .io(detail: "cannot write \(path): \(text(code))")
+    case .exists: return .io(detail: "\(path) exists")
+    case .cannotLock: return .io(detail: "cannot lock \(path): \(text(code))")
+    default: return .io(detail: error.description)
     }
   }
 }

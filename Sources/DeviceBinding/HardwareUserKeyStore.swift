@@ -210,22 +210,25 @@ package final class TPMUserKeyStore: HardwareUserKeyStore {
 
   /// The binding-side form of a TPM failure.
   package static func mapped(_ error: TPMError, tcti: String) -> HardwareKeyError {
-    switch error {
-    case .unavailable(let at, let detail):
-      .unavailable(detail: "no usable TPM at \(at.isEmpty ? tcti : at) (\(detail))")
-    case .foreignKey(let detail):
+    let (call, detail) = (error.call ?? "", error.detail ?? "")
+    return switch error.code {
+    case .unavailable:
+      .unavailable(detail: "no usable TPM at \((error.tcti ?? "").isEmpty ? tcti : error.tcti ?? "") (\(detail))")
+    case .foreignKey:
       .foreignKey(detail: "the key was made by another TPM (\(detail)): was the state directory copied from another machine?")
     case .authFailed: .wrongAuthValue
     case .lockout: .lockout
     case .lockoutThroughParent: .lockoutThroughParent
-    case .tpmChanged(let detail): .tpmChanged(detail: detail)
-    case .attestationKey(let detail): .failed(detail: detail)
-    case .busy(let call, let detail): .failed(detail: "the TPM stayed busy (\(call): \(detail))")
-    case .corrupt(let reason): .failed(detail: "the TPM key blob is corrupt (\(reason))")
-    case .failed(let call, let detail): .failed(detail: "the TPM refused \(call): \(detail)")
+    case .tpmChanged: .tpmChanged(detail: detail)
+    case .attestationKey: .failed(detail: detail)
+    case .busy: .failed(detail: "the TPM stayed busy (\(call): \(detail))")
+    case .corrupt: .failed(detail: "the TPM key blob is corrupt (\(error.reason ?? ""))")
+    case .failed: .failed(detail: "the TPM refused \(call): \(detail)")
     case .timedOut: .timedOut(detail: "\(error) at \(tcti)")
-    case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
-      .libraryUnavailable(soname: soname, package: package, debian13Package: debian13Package, reason: reason)
+    case .libraryUnavailable:
+      .libraryUnavailable(
+        soname: error.soname ?? "", package: error.package ?? "", debian13Package: error.debian13Package ?? "", reason: error.reason ?? "")
+    default: .failed(detail: error.description)
     }
   }
 }

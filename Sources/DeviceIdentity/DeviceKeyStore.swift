@@ -188,7 +188,7 @@ public struct DeviceKeyStore: Sendable {
         try state.link(name, to: backup)
         return backup
       } catch {
-        guard case .exists = error, attempt < 100 else { throw error }
+        guard error.code == .exists, attempt < 100 else { throw error }
         attempt += 1
         backup = stamp + "-\(attempt).bak"
       }
@@ -421,7 +421,7 @@ public struct DeviceKeyStore: Sendable {
     do {
       return try StateDirectory.open(directory, create: create)
     } catch {
-      if case .missing = error, !create { return nil }
+      if error.code == .missing, !create { return nil }
       throw identityError(error)
     }
   }
@@ -433,10 +433,10 @@ public struct DeviceKeyStore: Sendable {
   /// Runs a change; a failure to write or lock is "cannot create the key".
   private func creating<T>(_ body: () throws(StateDirectoryError) -> T) throws(IdentityError) -> T {
     do { return try body() } catch {
-      switch error {
-      case .cannotWrite(_, let code), .cannotLock(_, let code): throw .cannotWriteKey(path: directory, errno: code)
-      default: throw identityError(error)
+      if error.code == .cannotWrite || error.code == .cannotLock {
+        throw .cannotWriteKey(path: directory, errno: error.errno ?? 0)
       }
+      throw identityError(error)
     }
   }
 
@@ -444,21 +444,23 @@ public struct DeviceKeyStore: Sendable {
 
   /// A state-directory failure as the identity reports it (`directory`: the state directory).
   package static func identityError(_ error: StateDirectoryError, directory: String) -> IdentityError {
-    switch error {
-    case .missing(let path): .cannotCreateStateDirectory(path: path, errno: ENOENT)
-    case .notSecure(let path, let reason): .stateDirectoryUnsafe(path: directory, ancestor: path, reason: reason)
-    case .notADirectory(let path): .stateDirectoryNotADirectory(path: path)
-    case .foreignOwner(let path, let owner): .stateDirectoryForeignOwner(path: path, owner: owner)
-    case .insecureMode(let path, let mode): .stateDirectoryInsecure(path: path, mode: mode)
-    case .cannotCreate(let path, let code): .cannotCreateStateDirectory(path: path, errno: code)
-    case .cannotOpen(let path, let code): .stateDirectoryUnreadable(path: path, errno: code)
-    case .notARegularFile(let path): .keyNotARegularFile(path: path)
-    case .fileForeignOwner(let path, let owner): .keyForeignOwner(path: path, owner: owner)
-    case .fileInsecureMode(let path, let mode): .keyInsecureMode(path: path, mode: mode)
-    case .tooLarge(let path, _): .keyCorrupt(path: path, reason: "larger than any key")
-    case .unreadable(let path, let code): .keyUnreadable(path: path, errno: code)
-    case .cannotWrite(_, let code), .cannotLock(_, let code): .cannotWriteKey(path: directory, errno: code)
-    case .exists(let path): .cannotWriteKey(path: path, errno: EEXIST)
+    let path = error.path
+    let code = error.errno ?? 0
+    return switch error.code {
+    case .missing: .cannotCreateStateDirectory(path: path, errno: ENOENT)
+    case .notSecure: .stateDirectoryUnsafe(path: directory, ancestor: path, reason: error.unsafe ?? .rootDirectory)
+    case .notADirectory: .stateDirectoryNotADirectory(path: path)
+    case .foreignOwner: .stateDirectoryForeignOwner(path: path, owner: error.owner ?? 0)
+    case .insecureMode: .stateDirectoryInsecure(path: path, mode: error.mode ?? 0)
+    case .cannotCreate: .cannotCreateStateDirectory(path: path, errno: code)
+    case .cannotOpen: .stateDirectoryUnreadable(path: path, errno: code)
+    case .notARegularFile: .keyNotARegularFile(path: path)
+    case .fileForeignOwner: .keyForeignOwner(path: path, owner: error.owner ?? 0)
+    case .fileInsecureMode: .keyInsecureMode(path: path, mode: error.mode ?? 0)
+    case .tooLarge: .keyCorrupt(path: path, reason: "larger than any key")
+    case .cannotWrite, .cannotLock: .cannotWriteKey(path: directory, errno: code)
+    case .exists: .cannotWriteKey(path: path, errno: EEXIST)
+    default: .keyUnreadable(path: path, errno: code)  // .unreadable, and what a later release adds
     }
   }
 }

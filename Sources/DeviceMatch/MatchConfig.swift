@@ -98,20 +98,58 @@ public struct MatchConfig: Sendable, Equatable {
 }
 
 /// A config file the matcher cannot use.
-public enum MatchConfigError: Error, Equatable, CustomStringConvertible {
-  case notAnObject
-  case unknownKey(String, suggestion: String)
-  case wrongType(key: String, expected: String)
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .unknownKey`, or `switch error.code` with a `default:`); ``description`` is the message.
+public struct MatchConfigError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable { case notAnObject, unknownKey, wrongType }
 
-  public var description: String {
-    switch self {
-    case .notAnObject:
-      "the match config must be a JSON object with keys \(MatchConfig.keys.joined(separator: ", "))"
-    case .unknownKey(let key, let suggestion):
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// The config is not a JSON object.
+    public static let notAnObject = Code(.notAnObject)
+    /// A key the config does not have (``key``).
+    public static let unknownKey = Code(.unknownKey)
+    /// A key whose value is of the wrong type (``key``).
+    public static let wrongType = Code(.wrongType)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// The key concerned, as the config spells it (``Code/unknownKey``, ``Code/wrongType``).
+  public let key: String?
+  /// One line saying what is wrong.
+  public let description: String
+
+  private init(_ code: Code, key: String? = nil, _ description: String) {
+    self.code = code
+    self.key = key
+    self.description = description
+  }
+
+  /// The config is not a JSON object.
+  public static var notAnObject: Self {
+    Self(.notAnObject, "the match config must be a JSON object with keys \(MatchConfig.keys.joined(separator: ", "))")
+  }
+
+  /// `key` is not a config key; `suggestion` is the nearest one.
+  public static func unknownKey(_ key: String, suggestion: String) -> Self {
+    Self(
+      .unknownKey, key: key,
       "unknown match config key '\(Self.shown(key))'; did you mean '\(suggestion)'? (valid keys: \(MatchConfig.keys.joined(separator: ", ")))"
-    case .wrongType(let key, let expected):
-      "match config key '\(key)' must be \(expected)"
-    }
+    )
+  }
+
+  /// The value of `key` is not `expected`.
+  public static func wrongType(key: String, expected: String) -> Self {
+    Self(.wrongType, key: key, "match config key '\(key)' must be \(expected)")
   }
 
   /// Longest name echoed in a message, in characters.

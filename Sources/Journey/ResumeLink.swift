@@ -58,23 +58,60 @@ public struct ResumeLink: Sendable, Equatable {
 }
 
 /// What is wrong with a resume link.
-public enum ResumeLinkError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// No `suspendedId` in the query or the fragment.
-  case noSuspendedId
-  /// A parameter given twice (query and fragment) with different values.
-  case conflicting(String)
-  /// A `%` escape that is not two hex digits, or text that is not UTF-8.
-  case malformedEscape(String)
-  /// An `authIndexType` other than `service` (a tree).
-  case unsupportedIndexType(String)
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .noSuspendedId`, or `switch error.code` with a `default:`); ``description`` is the message.
+public struct ResumeLinkError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable { case noSuspendedId, conflicting, malformedEscape, unsupportedIndexType }
 
-  public var description: String {
-    switch self {
-    case .noSuspendedId: "the link has no suspendedId (the link of AM's Suspend node email, …?suspendedId=…)"
-    case .conflicting(let name): "the link gives \(PrintableText.line(name, limit: 40)) twice, with different values"
-    case .malformedEscape(let pair): "the link's parameter \(PrintableText.line(pair, limit: 60)) has a malformed %-escape"
-    case .unsupportedIndexType(let type):
-      "the link's authIndexType is \(PrintableText.line(type, limit: 40)); only service (a tree) continues a suspended journey"
-    }
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// No `suspendedId` in the query or the fragment.
+    public static let noSuspendedId = Code(.noSuspendedId)
+    /// A parameter given twice (query and fragment) with different values.
+    public static let conflicting = Code(.conflicting)
+    /// A `%` escape that is not two hex digits, or text that is not UTF-8.
+    public static let malformedEscape = Code(.malformedEscape)
+    /// An `authIndexType` other than `service` (a tree).
+    public static let unsupportedIndexType = Code(.unsupportedIndexType)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// One line saying what is wrong.
+  public let description: String
+
+  private init(_ code: Code, _ description: String) {
+    self.code = code
+    self.description = description
+  }
+
+  /// No `suspendedId` in the query or the fragment.
+  public static var noSuspendedId: Self {
+    Self(.noSuspendedId, "the link has no suspendedId (the link of AM's Suspend node email, …?suspendedId=…)")
+  }
+
+  /// The parameter `name` given twice (query and fragment) with different values.
+  public static func conflicting(_ name: String) -> Self {
+    Self(.conflicting, "the link gives \(PrintableText.line(name, limit: 40)) twice, with different values")
+  }
+
+  /// A `%` escape in `pair` that is not two hex digits, or text that is not UTF-8.
+  public static func malformedEscape(_ pair: String) -> Self {
+    Self(.malformedEscape, "the link's parameter \(PrintableText.line(pair, limit: 60)) has a malformed %-escape")
+  }
+
+  /// An `authIndexType` other than `service` (a tree).
+  public static func unsupportedIndexType(_ type: String) -> Self {
+    Self(
+      .unsupportedIndexType,
+      "the link's authIndexType is \(PrintableText.line(type, limit: 40)); only service (a tree) continues a suspended journey")
   }
 }

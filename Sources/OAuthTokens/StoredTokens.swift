@@ -145,16 +145,45 @@ public struct StoredTokens: Sendable, Equatable {
 }
 
 /// Why a stored token document cannot be read.
-public enum StoredTokensError: Error, Sendable, Equatable, CustomStringConvertible {
-  case notJSON(String)
-  case version
-  case member(String)
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .version`, or `switch error.code` with a `default:`); ``description`` is the message.
+public struct StoredTokensError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable { case notJSON, version, member }
 
-  public var description: String {
-    switch self {
-    case .notJSON(let why): "not JSON (\(why))"
-    case .version: "not a version \(StoredTokens.version) token file"
-    case .member(let name): "\"\(name)\" is missing or of the wrong type"
-    }
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// The document is not JSON.
+    public static let notJSON = Code(.notJSON)
+    /// The document is not of the version this library reads.
+    public static let version = Code(.version)
+    /// A member is missing or of the wrong type.
+    public static let member = Code(.member)
+
+    public var description: String { String(describing: backing) }
   }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// One line saying what is wrong.
+  public let description: String
+
+  private init(_ code: Code, _ description: String) {
+    self.code = code
+    self.description = description
+  }
+
+  /// The document is not JSON (`why`: the parser's reason).
+  public static func notJSON(_ why: String) -> Self { Self(.notJSON, "not JSON (\(why))") }
+
+  /// The document is not of the version this library reads.
+  public static var version: Self { Self(.version, "not a version \(StoredTokens.version) token file") }
+
+  /// The member `name` is missing or of the wrong type.
+  public static func member(_ name: String) -> Self { Self(.member, "\"\(name)\" is missing or of the wrong type") }
 }

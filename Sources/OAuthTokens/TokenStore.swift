@@ -106,11 +106,59 @@ public final class TokenStore {
 }
 
 /// Why the token store cannot be used.
-public enum TokenStoreError: Error, Sendable, Equatable {
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .corrupt`, or `switch error.code` with a `default:`); ``directoryError`` and ``reason`` carry
+/// the underlying failure, ``description`` is the message.
+public struct TokenStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable { case directory, corrupt }
+
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// The directory or a file in it (owner, mode, type, I/O): ``directoryError`` says which.
+    public static let directory = Code(.directory)
+    /// A token file that does not parse: ``reason`` says why.
+    public static let corrupt = Code(.corrupt)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// The directory or file concerned.
+  public let path: String
+  /// What is wrong with the directory or a file in it (``Code/directory``).
+  public let directoryError: StateDirectoryError?
+  /// Why the token file does not parse (``Code/corrupt``).
+  public let reason: StoredTokensError?
+  /// One line saying what is wrong.
+  public let description: String
+
+  private init(
+    _ code: Code, path: String, directoryError: StateDirectoryError? = nil, reason: StoredTokensError? = nil,
+    _ description: String
+  ) {
+    self.code = code
+    self.path = path
+    self.directoryError = directoryError
+    self.reason = reason
+    self.description = description
+  }
+
   /// The directory or a file in it (owner, mode, type, I/O).
-  case directory(StateDirectoryError)
+  public static func directory(_ error: StateDirectoryError) -> Self {
+    Self(.directory, path: error.path, directoryError: error, error.description)
+  }
+
   /// A token file that does not parse.
-  case corrupt(path: String, reason: StoredTokensError)
+  public static func corrupt(path: String, reason: StoredTokensError) -> Self {
+    Self(.corrupt, path: path, reason: reason, "the token file \(path) cannot be read: \(reason)")
+  }
 }
 
 /// The realm as its path segments (`root`, `/` and empty are the top-level realm).

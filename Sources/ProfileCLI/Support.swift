@@ -35,78 +35,86 @@ package struct Failure: Error, CustomStringConvertible {
 extension IdentityError {
   /// The exit status for this failure.
   package var exitStatus: ExitStatus {
-    switch self {
+    switch code {
     case .noStateDirectory: .configuration
     case .stateDirectoryNotADirectory, .cannotCreateStateDirectory, .cannotWriteKey: .cannotCreate
     case .stateDirectoryForeignOwner, .stateDirectoryInsecure, .stateDirectoryUnsafe, .keyNotARegularFile,
       .keyForeignOwner, .keyInsecureMode:
       .permission
-    case .keyUnreadable(_, let errno), .stateDirectoryUnreadable(_, let errno):
+    case .keyUnreadable, .stateDirectoryUnreadable:
       errno == EACCES || errno == EPERM ? .permission : .ioError
     case .keyCorrupt, .keyMismatch: .dataError
     case .keyMissing: .noInput
     case .keyInTPM: .timedOut  // EX_TEMPFAIL: the identity moved to the TPM during the run; again resets it there
+    default: .ioError
     }
   }
 
   /// One line: what is wrong and what to do, naming the flags and commands that help.
   package var message: String {
     let me = geteuid()
-    switch self {
+    let path = self.path ?? ""
+    let owner = self.owner ?? 0
+    let mode = self.mode ?? 0
+    let errno = self.errno ?? 0
+    switch code {
     case .noStateDirectory:
       return "no state directory: HOME is not set. Set FR_PROFILE_HOME or pass --state-dir DIR."
-    case .stateDirectoryNotADirectory(let path):
+    case .stateDirectoryNotADirectory:
       return "the state directory \(path) is not a directory (or is a symbolic link). Remove it or pass another --state-dir."
-    case .stateDirectoryForeignOwner(let path, let owner):
+    case .stateDirectoryForeignOwner:
       return
         "the state directory \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as its owner or pass your own --state-dir."
-    case .stateDirectoryInsecure(let path, let mode):
+    case .stateDirectoryInsecure:
       return "the state directory \(path) has mode \(octal(mode)); others could replace the device key. Run 'chmod 700 \(path)'."
-    case .stateDirectoryUnsafe(let path, let ancestor, let reason):
-      switch reason {
+    case .stateDirectoryUnsafe:
+      let ancestor = self.ancestor ?? ""
+      switch unsafe {
       case .ancestorOwner(let uid):
         return
           "the state directory \(path) is unsafe: \(ancestor) belongs to uid \(uid), who could swap it. Use a --state-dir whose parents belong to root or to you."
       case .ancestorWritable(let mode):
         return
           "the state directory \(path) is unsafe: \(ancestor) (mode \(octal(mode))) is writable by others, who could swap it. Run 'chmod go-w \(ancestor)' or use another --state-dir."
-      case .rootDirectory:
+      case .rootDirectory, nil:
         return "the state directory cannot be /. Pass a directory of its own with --state-dir."
       }
-    case .cannotCreateStateDirectory(let path, let errno):
+    case .cannotCreateStateDirectory:
       return "cannot create the state directory \(path): \(errorText(errno)). Pass a writable --state-dir or set FR_PROFILE_HOME."
-    case .stateDirectoryUnreadable(let path, let errno):
+    case .stateDirectoryUnreadable:
       return
         "cannot open \(path) on the way to the state directory: \(errorText(errno)). Check its owner and mode, or pass another --state-dir."
-    case .cannotWriteKey(let path, let errno):
+    case .cannotWriteKey:
       return "cannot create the device key in \(path): \(errorText(errno)). Make the directory writable by you or pass another --state-dir."
-    case .keyNotARegularFile(let path):
+    case .keyNotARegularFile:
       return
         "the device key file \(path) is not a regular file (a link, FIFO or directory). Move it away; restore the key from a backup if it is the private key."
-    case .keyForeignOwner(let path, let owner):
+    case .keyForeignOwner:
       return
         "the device key file \(path) belongs to uid \(owner), not to you (uid \(me)). Run fr-profile as the key's owner, or 'chown' it back."
-    case .keyInsecureMode(let path, let mode):
+    case .keyInsecureMode:
       // The private key and the TPM blob must be 0600; the public-key cache only must not be writable by others.
       return path.hasSuffix(".pem") || path.hasSuffix(".tpm")
         ? "the device key \(path) has mode \(octal(mode)): others may have read it. Run 'chmod 600 \(path)', or 'fr-profile identifier --reset' if it may have leaked."
         : "the device key file \(path) has mode \(octal(mode)): others could change it. Run 'chmod go-w \(path)'."
-    case .keyUnreadable(let path, let errno):
+    case .keyUnreadable:
       // No "--reset" for a permission problem: a reset needs the same access, so that advice loops.
       return errno == EACCES || errno == EPERM
         ? "cannot read the device key at \(path): \(errorText(errno)). It belongs to another user or has the wrong mode: run fr-profile as the key's owner (root for /var/lib/fr-profile), or pass your own --state-dir."
         : "cannot read the device key at \(path): \(errorText(errno)). Check the disk, restore the key from a backup, or run 'fr-profile identifier --reset' to make a new identity."
-    case .keyCorrupt(let path, let reason):
+    case .keyCorrupt:
       return
-        "the device key \(path) is corrupt (\(reason)). Restore it from a backup, or run 'fr-profile identifier --reset' to make a new identity."
-    case .keyMismatch(let path):
+        "the device key \(path) is corrupt (\(reason ?? "")). Restore it from a backup, or run 'fr-profile identifier --reset' to make a new identity."
+    case .keyMismatch:
       return "the public key cached beside \(path) does not belong to it. Delete the .pub file to rebuild it from the key."
-    case .keyMissing(let path, let backups):
+    case .keyMissing:
       return
-        "the device key \(path) is missing, but earlier keys are kept (\(backups.last ?? "")): restore one with 'mv BACKUP \(path)', or run 'fr-profile identifier --reset' to make a new identity."
-    case .keyInTPM(let path):
+        "the device key \(path) is missing, but earlier keys are kept (\(backups?.last ?? "")): restore one with 'mv BACKUP \(path)', or run 'fr-profile identifier --reset' to make a new identity."
+    case .keyInTPM:
       return
         "the device key moved into the TPM (\(path)) while this ran; nothing was reset. Run 'fr-profile identifier --reset' again to make a new key in the TPM."
+    default:
+      return description + "."
     }
   }
 }
@@ -257,22 +265,26 @@ private func outputLocation(_ path: String) throws -> (StateDirectory, String) {
   do {
     return (try StateDirectory.open(directoryPath, create: false, shared: true), name)
   } catch {
-    switch error {
-    case .notSecure(let unsafe, .ancestorOwner(let uid)):
+    let what = error.path
+    switch (error.code, error.unsafe) {
+    case (.notSecure, .ancestorOwner(let uid)?):
+      let unsafe = what
       throw Failure(
         .permission,
         "refusing \(path): the directory \(unsafe) belongs to uid \(uid), who could replace or read what is written there. Choose a directory that only you or root can change."
       )
-    case .notSecure(let unsafe, .ancestorWritable(let mode)):
+    case (.notSecure, .ancestorWritable(let mode)?):
+      let unsafe = what
       throw Failure(
         .permission,
         "refusing \(path): the directory \(unsafe) (mode \(String(mode, radix: 8))) is writable by others, who could replace what is written there. Choose another directory, or run 'chmod go-w \(unsafe)'."
       )
-    case .missing(let missing):
-      throw Failure(.cannotCreate, "cannot write \(path): \(missing) does not exist. Create the directory first.")
-    case .notADirectory(let what):
+    case (.missing, _):
+      throw Failure(.cannotCreate, "cannot write \(path): \(what) does not exist. Create the directory first.")
+    case (.notADirectory, _):
       throw Failure(.cannotCreate, "cannot write \(path): \(what) is not a directory.")
-    case .cannotOpen(let what, let code):
+    case (.cannotOpen, _):
+      let code = error.errno ?? 0
       throw Failure(code == EACCES ? .permission : .cannotCreate, "cannot write \(path): cannot open \(what): \(errorText(code)).")
     default:
       throw Failure(.cannotCreate, "cannot write \(path): its directory cannot be used (\(error)).")

@@ -523,9 +523,14 @@ func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
 
 /// Why a state directory or a file in it cannot be used. Domain facts only (paths, owners,
 /// modes, errno); what to do about them is the command line's business.
-public enum StateDirectoryError: Error, Sendable, Equatable {
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .missing`, or `switch error.code` with a `default:`); the values the failure carries are
+/// the optional properties (`nil` where a code has none), ``description`` is the message.
+public struct StateDirectoryError: Error, Sendable, Hashable, CustomStringConvertible {
   /// Why a directory on the way is not safe.
-  public enum Unsafe: Sendable, Equatable {
+  public enum Unsafe: Sendable, Hashable {
     /// Owned by someone other than root and the owner.
     case ancestorOwner(uid: UInt32)
     /// Writable by others (group or world) and not sticky — or sticky, with the entry we pass
@@ -535,26 +540,149 @@ public enum StateDirectoryError: Error, Sendable, Equatable {
     case rootDirectory
   }
 
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable {
+      case missing, notSecure, notADirectory, foreignOwner, insecureMode, cannotCreate, cannotOpen, notARegularFile
+      case fileForeignOwner, fileInsecureMode, tooLarge, unreadable, cannotWrite, exists, cannotLock
+    }
+
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// The directory does not exist (and was not to be created).
+    public static let missing = Code(.missing)
+    /// A directory on the way (an ancestor), or `/` itself, is not safe (``unsafe`` says why).
+    public static let notSecure = Code(.notSecure)
+    /// The path (or a file expected to be regular) is something else: a link, a file, a FIFO.
+    public static let notADirectory = Code(.notADirectory)
+    /// The directory belongs to someone else (``owner``).
+    public static let foreignOwner = Code(.foreignOwner)
+    /// Others may read or write the directory (``mode``).
+    public static let insecureMode = Code(.insecureMode)
+    /// The directory cannot be created (``errno``).
+    public static let cannotCreate = Code(.cannotCreate)
+    /// The directory, or one on the way, cannot be opened (``errno``).
+    public static let cannotOpen = Code(.cannotOpen)
+    /// A file in the directory is not a regular file (a link, a FIFO, a device, a directory).
+    public static let notARegularFile = Code(.notARegularFile)
+    /// A file in the directory belongs to someone else (``owner``).
+    public static let fileForeignOwner = Code(.fileForeignOwner)
+    /// Others may read or write a file in the directory (``mode``).
+    public static let fileInsecureMode = Code(.fileInsecureMode)
+    /// A file is larger than its bound (``limit``).
+    public static let tooLarge = Code(.tooLarge)
+    /// A file cannot be read (``errno``).
+    public static let unreadable = Code(.unreadable)
+    /// A file cannot be written (``errno``).
+    public static let cannotWrite = Code(.cannotWrite)
+    /// A file that must not be replaced already exists.
+    public static let exists = Code(.exists)
+    /// The directory's lock cannot be taken (``errno``).
+    public static let cannotLock = Code(.cannotLock)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// The directory or file concerned.
+  public let path: String
+  /// The uid that owns `path` (``Code/foreignOwner``, ``Code/fileForeignOwner``).
+  public let owner: UInt32?
+  /// The mode of `path` (``Code/insecureMode``, ``Code/fileInsecureMode``).
+  public let mode: UInt32?
+  /// The errno of the failed call (``Code/cannotCreate``, ``Code/cannotOpen``,
+  /// ``Code/unreadable``, ``Code/cannotWrite``, ``Code/cannotLock``).
+  public let errno: Int32?
+  /// The size bound a file exceeds (``Code/tooLarge``).
+  public let limit: Int?
+  /// Why the directory `path` on the way is not safe (``Code/notSecure``).
+  public let unsafe: Unsafe?
+  /// One line saying what is wrong.
+  public let description: String
+
+  private init(
+    _ code: Code, path: String, owner: UInt32? = nil, mode: UInt32? = nil, errno: Int32? = nil, limit: Int? = nil,
+    unsafe: Unsafe? = nil, _ description: String
+  ) {
+    self.code = code
+    self.path = path
+    self.owner = owner
+    self.mode = mode
+    self.errno = errno
+    self.limit = limit
+    self.unsafe = unsafe
+    self.description = description
+  }
+
   /// The directory does not exist (and was not to be created).
-  case missing(path: String)
+  public static func missing(path: String) -> Self { Self(.missing, path: path, "\(path) does not exist") }
+
   /// A directory on the way (an ancestor), or `/` itself, is not safe.
-  case notSecure(path: String, reason: Unsafe)
+  public static func notSecure(path: String, reason: Unsafe) -> Self {
+    let why =
+      switch reason {
+      case .ancestorOwner(let uid): "the directory \(path) on the way belongs to uid \(uid), neither root nor the owner"
+      case .ancestorWritable(let mode): "others may write the directory \(path) on the way (mode \(octal(mode)))"
+      case .rootDirectory: "\(path) is the root directory"
+      }
+    return Self(.notSecure, path: path, unsafe: reason, why)
+  }
+
   /// The path (or a file expected to be regular) is something else: a link, a file, a FIFO.
-  case notADirectory(path: String)
-  case foreignOwner(path: String, owner: UInt32)
-  case insecureMode(path: String, mode: UInt32)
-  case cannotCreate(path: String, errno: Int32)
-  case cannotOpen(path: String, errno: Int32)
+  public static func notADirectory(path: String) -> Self {
+    Self(.notADirectory, path: path, "\(path) is not a directory (or is a symbolic link)")
+  }
+
+  public static func foreignOwner(path: String, owner: UInt32) -> Self {
+    Self(.foreignOwner, path: path, owner: owner, "\(path) belongs to uid \(owner)")
+  }
+
+  public static func insecureMode(path: String, mode: UInt32) -> Self {
+    Self(.insecureMode, path: path, mode: mode, "\(path) has mode \(octal(mode))")
+  }
+
+  public static func cannotCreate(path: String, errno: Int32) -> Self {
+    Self(.cannotCreate, path: path, errno: errno, "cannot create \(path): \(errorText(errno))")
+  }
+
+  public static func cannotOpen(path: String, errno: Int32) -> Self {
+    Self(.cannotOpen, path: path, errno: errno, "cannot open \(path): \(errorText(errno))")
+  }
+
   /// A file in the directory is not a regular file (a link, a FIFO, a device, a directory).
-  case notARegularFile(path: String)
-  case fileForeignOwner(path: String, owner: UInt32)
-  case fileInsecureMode(path: String, mode: UInt32)
-  case tooLarge(path: String, limit: Int)
-  case unreadable(path: String, errno: Int32)
-  case cannotWrite(path: String, errno: Int32)
+  public static func notARegularFile(path: String) -> Self {
+    Self(.notARegularFile, path: path, "\(path) is not a regular file")
+  }
+
+  public static func fileForeignOwner(path: String, owner: UInt32) -> Self {
+    Self(.fileForeignOwner, path: path, owner: owner, "\(path) belongs to uid \(owner)")
+  }
+
+  public static func fileInsecureMode(path: String, mode: UInt32) -> Self {
+    Self(.fileInsecureMode, path: path, mode: mode, "\(path) has mode \(octal(mode))")
+  }
+
+  public static func tooLarge(path: String, limit: Int) -> Self {
+    Self(.tooLarge, path: path, limit: limit, "\(path) is larger than \(limit) bytes")
+  }
+
+  public static func unreadable(path: String, errno: Int32) -> Self {
+    Self(.unreadable, path: path, errno: errno, "cannot read \(path): \(errorText(errno))")
+  }
+
+  public static func cannotWrite(path: String, errno: Int32) -> Self {
+    Self(.cannotWrite, path: path, errno: errno, "cannot write \(path): \(errorText(errno))")
+  }
+
   /// A file that must not be replaced already exists.
-  case exists(path: String)
-  case cannotLock(path: String, errno: Int32)
+  public static func exists(path: String) -> Self { Self(.exists, path: path, "\(path) exists") }
+
+  public static func cannotLock(path: String, errno: Int32) -> Self {
+    Self(.cannotLock, path: path, errno: errno, "cannot lock \(path): \(errorText(errno))")
+  }
 }
 
 // Linux values (x86_64 and aarch64 agree), which Glibc's module does not import as constants.

@@ -65,7 +65,8 @@ public final class TPMConnection: Sendable {
           let result = try body(tpm)
           if let name = tpm.takeCheckedStorageKeyName() { remember(storageKeyName: name, among: tpm.knownStorageKeyNames) }
           return result
-        } catch .busy(let call, let detail) {
+        } catch let error where error.code == .busy {
+          let (call, detail) = (error.call ?? "", error.detail ?? "")
           tpm.flushTransients()
           var now = timespec()
           clock_gettime(CLOCK_MONOTONIC, &now)
@@ -75,15 +76,16 @@ public final class TPMConnection: Sendable {
           }
           usleep(useconds_t(pause * Double.random(in: 0.5...1.5) * 1e6))
           pause = min(pause * 2, 0.5)
-        } catch .unavailable(let at, let detail) {
+        } catch let error where error.code == .unavailable {
           tpm.close()
           open = nil
-          throw .unavailable(tcti: at.isEmpty ? tcti : at, detail: detail)
-        } catch .timedOut(let seconds) {
+          let at = error.tcti ?? ""
+          throw .unavailable(tcti: at.isEmpty ? tcti : at, detail: error.detail ?? "")
+        } catch let error where error.code == .timedOut {
           // A response may still come: the connection is out of step with the TPM.
           tpm.close()
           open = nil
-          throw .timedOut(seconds: seconds)
+          throw error
         }
       }
     }

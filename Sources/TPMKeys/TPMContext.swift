@@ -206,13 +206,13 @@ public final class TPMContext {
       if operationDepth == 0, !keepsObjects { flushTransients() }
     }
     guard operationDepth == 1 else { return try body() }
-    do { return try withDeadline(body) } catch .unavailable(let at, let detail) {
+    do { return try withDeadline(body) } catch let error where error.code == .unavailable {
       // The TCTI's I/O error once the deadline shut its sockets is the TPM's silence.
       if deadlinePassed.value.load(ordering: .acquiring) {
         silent = true
         throw .timedOut(seconds: responseTimeout)
       }
-      throw .unavailable(tcti: at, detail: detail)
+      throw error
     }
   }
 
@@ -456,9 +456,9 @@ public final class TPMContext {
   func throughParent<T>(_ parent: TPMKeyBlob.Parent, _ body: () throws(TPMError) -> T) throws(TPMError) -> T {
     do {
       return try body()
-    } catch .lockout {
+    } catch let error where error.code == .lockout {
       if parent == .persistentSRK, case .present(_, let area) = persistentSRK, !(area?.has(.noDA) ?? false) { throw .lockoutThroughParent }
-      throw .lockout
+      throw error
     }
   }
 
@@ -649,10 +649,10 @@ public final class TPMContext {
     let handle: ESYS_TR
     do throws(TPMError) {
       handle = try throughParent(kind) { () throws(TPMError) in try load(blob, parent: parent) }
-    } catch .foreignKey(let detail) where blob.parent == .persistentSRK && kind == .templateSRK {
+    } catch let error where error.code == .foreignKey && blob.parent == .persistentSRK && kind == .templateSRK {
       throw .foreignKey(
         detail: "the key was made under the persistent SRK 0x81000001, which this TPM no longer has (someone evicted it), and that SRK "
-          + "was not the TCG template's storage key, which could be re-created (\(detail))")
+          + "was not the TCG template's storage key, which could be re-created (\(error.detail ?? ""))")
     }
     loadedKeys.append((bytes, handle))
     return handle

@@ -129,7 +129,7 @@ struct EventLogTests {
     let error = #expect(throws: BootStateError.self) {
       try SecureBootState(try EventLog(parsing: kelvinPK.bytes).verify(pcrs: kelvinPK.pcrs))
     }
-    guard case .unexpectedVariable(let name, let sequence)? = error else {
+    guard let error, error.code == .unexpectedVariable, let name = error.name, let sequence = error.sequence else {
       Issue.record("\(String(describing: error)) is not an unexpected variable")
       return
     }
@@ -191,7 +191,7 @@ struct EventLogTests {
     let bytes = BuiltLog.standard().bytes
     for cut in [1, 4, 30, 33, bytes.count / 2] {
       let error = #expect(throws: EventLogError.self) { try EventLog(parsing: Array(bytes.dropLast(cut))) }
-      guard case .truncated(let offset, _) = error else {
+      guard let error, error.code == .truncated, let offset = error.offset else {
         Issue.record("cut \(cut): \(String(describing: error)) is not a truncation")
         continue
       }

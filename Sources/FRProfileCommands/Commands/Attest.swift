@@ -285,7 +285,7 @@ extension FRProfile {
 
     /// A verifier's refusal: exit 1 naming the check; malformed input: exit 65 naming the file.
     static func failure(_ error: AttestationError, file: String?) -> Failure {
-      switch error {
+      switch error.code {
       case .malformed, .unsupported:
         Failure(.dataError, (file.map { "\($0): " } ?? "") + error.description + ".")
       default:

@@ -66,7 +66,7 @@ extension FRProfile {
         let directory = try identity.settings.stateDirectoryPath()
         let store: TokenStore
         do throws(StateDirectoryError) { store = try TokenStore.open(stateDirectory: directory, create: false) } catch {
-          if case .missing = error {
+          if error.code == .missing {
             note("nothing to log out: no tokens are stored in \(directory).")
             return
           }

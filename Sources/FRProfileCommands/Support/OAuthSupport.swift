@@ -130,16 +130,16 @@ func tokenStore(_ stateDirectory: String, create: Bool) throws -> TokenStore {
 func oauthFailures<T>(_ printable: (String) -> String, _ body: () throws -> T) throws -> T {
   do { return try body() } catch let error as OAuthError {
     let status: ExitStatus =
-      switch error {
+      switch error.code {
       case .sessionNotAccepted, .tokenRefused, .authorizationRefused, .consentRequired: .negative
       case .foreignEndpoint: .untrustedServer
-      case .badResponse, .stateMismatch, .badRedirect, .httpStatus, .idToken: .badResponse
+      default: .badResponse  // badResponse, stateMismatch, badRedirect, httpStatus, idToken
       }
     let advice =
-      switch error {
-      case .sessionNotAccepted: " Log in again (fr-profile journey … --client-id)."
-      case .tokenRefused(_, "invalid_client", _), .authorizationRefused("invalid_client", _), .authorizationRefused("invalid_request", _),
-        .authorizationRefused("unauthorized_client", _):
+      switch (error.code, error.oauthError ?? "") {
+      case (.sessionNotAccepted, _): " Log in again (fr-profile journey … --client-id)."
+      case (.tokenRefused, "invalid_client"), (.authorizationRefused, "invalid_client"), (.authorizationRefused, "invalid_request"),
+        (.authorizationRefused, "unauthorized_client"):
         " Check --client-id and that --redirect-uri is registered on the client in AM."
       default: ""
       }
@@ -155,34 +155,46 @@ extension Failure {
   /// A token store error as the command line says it.
   init(tokens error: TokenStoreError) {
     let text = { (code: Int32) in String(cString: strerror(code)) }
-    switch error {
-    case .corrupt(let path, let reason):
-      self.init(.dataError, "the token file \(path) cannot be read: \(reason). Delete it and log in again.")
-    case .directory(let error):
-      switch error {
-      case .missing(let path):
-        self.init(.loginRequired, "no tokens are stored (\(path) does not exist): log in with 'fr-profile journey … --client-id'.")
-      case .notSecure(let path, .ancestorOwner(let uid)):
+    guard let error = error.directoryError else {
+      if error.code == .corrupt {
+        self.init(
+          .dataError, "the token file \(error.path) cannot be read: \(error.reason?.description ?? ""). Delete it and log in again.")
+      } else {
+        self.init(.dataError, error.description + ".")
+      }
+      return
+    }
+    let path = error.path
+    let owner = error.owner ?? 0
+    let mode = error.mode ?? 0
+    let code = error.errno ?? 0
+    switch error.code {
+    case .missing:
+      self.init(.loginRequired, "no tokens are stored (\(path) does not exist): log in with 'fr-profile journey … --client-id'.")
+    case .notSecure:
+      switch error.unsafe {
+      case .ancestorOwner(let uid):
         self.init(.permission, "refusing the token store: the directory \(path) above it belongs to uid \(uid), neither root nor you.")
-      case .notSecure(let path, .ancestorWritable(let mode)):
+      case .ancestorWritable(let mode):
         self.init(
           .permission, "refusing the token store: others may write the directory \(path) above it (mode \(String(mode, radix: 8))).")
-      case .notSecure(let path, .rootDirectory): self.init(.permission, "refusing the token store under \(path).")
-      case .foreignOwner(let path, let owner), .fileForeignOwner(let path, let owner):
-        self.init(.permission, "refusing \(path): it belongs to uid \(owner), not to you (uid \(geteuid())).")
-      case .insecureMode(let path, let mode), .fileInsecureMode(let path, let mode):
-        self.init(
-          .permission,
-          "refusing \(path): others may read or write it (mode \(String(mode, radix: 8))); it holds tokens. Delete it and log in again.")
-      case .notADirectory(let path), .notARegularFile(let path):
-        self.init(.permission, "refusing \(path): it is not a regular file or directory (a link?).")
-      case .cannotCreate(let path, let code), .cannotWrite(let path, let code), .cannotLock(let path, let code):
-        self.init(code == EACCES ? .permission : .cannotCreate, "cannot write the token store \(path): \(text(code)).")
-      case .cannotOpen(let path, let code), .unreadable(let path, let code):
-        self.init(code == EACCES ? .permission : .ioError, "cannot read the token store \(path): \(text(code)).")
-      case .tooLarge(let path, let limit): self.init(.dataError, "the token file \(path) is larger than \(limit) bytes.")
-      case .exists(let path): self.init(.cannotCreate, "\(path) exists.")
+      case .rootDirectory, nil: self.init(.permission, "refusing the token store under \(path).")
       }
+    case .foreignOwner, .fileForeignOwner:
+      self.init(.permission, "refusing \(path): it belongs to uid \(owner), not to you (uid \(geteuid())).")
+    case .insecureMode, .fileInsecureMode:
+      self.init(
+        .permission,
+        "refusing \(path): others may read or write it (mode \(String(mode, radix: 8))); it holds tokens. Delete it and log in again.")
+    case .notADirectory, .notARegularFile:
+      self.init(.permission, "refusing \(path): it is not a regular file or directory (a link?).")
+    case .cannotCreate, .cannotWrite, .cannotLock:
+      self.init(code == EACCES ? .permission : .cannotCreate, "cannot write the token store \(path): \(text(code)).")
+    case .cannotOpen, .unreadable:
+      self.init(code == EACCES ? .permission : .ioError, "cannot read the token store \(path): \(text(code)).")
+    case .tooLarge: self.init(.dataError, "the token file \(path) is larger than \(error.limit ?? 0) bytes.")
+    case .exists: self.init(.cannotCreate, "\(path) exists.")
+    default: self.init(.ioError, "the token store cannot be used: \(error.description).")
     }
   }
 }

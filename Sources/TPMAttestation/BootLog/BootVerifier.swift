@@ -108,7 +108,7 @@ extension AttestationVerifier {
   {
     let quote: BootQuote
     do { quote = try BootQuote(json: json) } catch {
-      if case .clientCannotAttest(let reason) = error { throw BootRefusal(.cannotQuote, "the device cannot quote: \(reason)") }
+      if error.code == .clientCannotAttest { throw BootRefusal(.cannotQuote, "the device cannot quote: \(error.reason ?? "")") }
       throw BootRefusal(.malformed, error.description)
     }
     let presented: TPMPublic
@@ -140,12 +140,12 @@ extension AttestationVerifier {
     case .log(let bytes):
       let replayed: ReplayedLog
       do { replayed = try EventLog(parsing: bytes).verify(pcrs: quote.pcrs, bank: .sha256) } catch {
-        if case .replayMismatch = error { throw BootRefusal(.replay, error.description) }
+        if error.code == .replayMismatch { throw BootRefusal(.replay, error.description) }
         throw BootRefusal(.eventLog, error.description)
       }
       let state: SecureBootState
       do { state = try SecureBootState(replayed) } catch {
-        switch error {
+        switch error.code {
         case .debugMode: throw BootRefusal(.debugMode, error.description)
         case .missingSeparator, .duplicateSeparator, .separatorSignalsError: throw BootRefusal(.separators, error.description)
         default: throw BootRefusal(.bootState, error.description)

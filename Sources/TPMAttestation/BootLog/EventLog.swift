@@ -215,49 +215,134 @@ public struct EventType: RawRepresentable, Hashable, Sendable, CustomStringConve
 
 /// Why an event log was refused: each names the byte offset (in the log) where parsing stopped,
 /// or the PCR whose replay failed.
-public enum EventLogError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .replayMismatch`, or `switch error.code` with a `default:`); ``offset``, ``pcr`` and ``bank``
+/// locate the failure where it has them, ``description`` is the message.
+public struct EventLogError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable {
+      case truncated, sizeOutOfBounds, logTooLarge, tooManyEvents, unknownAlgorithm, duplicateDigest, pcrOutOfRange
+      case specIDMalformed, noBank, missingDigest, replayMismatch, pcrValueSize
+    }
+
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// The log ends inside a field.
+    public static let truncated = Code(.truncated)
+    /// A size or count beyond what any real log holds (or than its table allows).
+    public static let sizeOutOfBounds = Code(.sizeOutOfBounds)
+    /// The log has more bytes than `EventLog.maximumLogSize`.
+    public static let logTooLarge = Code(.logTooLarge)
+    /// The log has more events than `EventLog.maximumEvents`.
+    public static let tooManyEvents = Code(.tooManyEvents)
+    /// An event carries a digest of an algorithm the Spec ID event does not list.
+    public static let unknownAlgorithm = Code(.unknownAlgorithm)
+    /// One algorithm twice in an event or in the Spec ID table.
+    public static let duplicateDigest = Code(.duplicateDigest)
+    /// An event names a PCR beyond PCR 23.
+    public static let pcrOutOfRange = Code(.pcrOutOfRange)
+    /// The Spec ID event is malformed.
+    public static let specIDMalformed = Code(.specIDMalformed)
+    /// The log has no digests of this bank (a SHA-1 legacy log has no SHA-256 bank).
+    public static let noBank = Code(.noBank)
+    /// An event extended into a PCR lacks the bank's digest, so the PCR cannot be replayed.
+    public static let missingDigest = Code(.missingDigest)
+    /// A given PCR value is not what the log replays to: the log is not that PCR's history
+    /// (events altered, reordered, left out, or an extend made outside the log).
+    public static let replayMismatch = Code(.replayMismatch)
+    /// A PCR value of the wrong length for its bank.
+    public static let pcrValueSize = Code(.pcrValueSize)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// The byte offset in the log where parsing stopped (the codes of parsing).
+  public let offset: Int?
+  /// The PCR concerned (``Code/pcrOutOfRange``, ``Code/missingDigest``,
+  /// ``Code/replayMismatch``, ``Code/pcrValueSize``).
+  public let pcr: Int?
+  /// The bank concerned (``Code/noBank``, ``Code/missingDigest``, ``Code/replayMismatch``,
+  /// ``Code/pcrValueSize``).
+  public let bank: DigestAlgorithm?
+  /// One line saying what is wrong.
+  public let description: String
+
+  private init(_ code: Code, offset: Int? = nil, pcr: Int? = nil, bank: DigestAlgorithm? = nil, _ description: String) {
+    self.code = code
+    self.offset = offset
+    self.pcr = pcr
+    self.bank = bank
+    self.description = description
+  }
+
   /// The log ends inside a field.
-  case truncated(offset: Int, field: String)
+  public static func truncated(offset: Int, field: String) -> Self {
+    Self(.truncated, offset: offset, "the event log ends inside \(field) at offset \(offset)")
+  }
+
   /// A size or count beyond what any real log holds (or than its table allows).
-  case sizeOutOfBounds(offset: Int, field: String, size: UInt64, limit: Int)
+  public static func sizeOutOfBounds(offset: Int, field: String, size: UInt64, limit: Int) -> Self {
+    Self(.sizeOutOfBounds, offset: offset, "the event log's \(field) at offset \(offset) is \(size), beyond its bound \(limit)")
+  }
+
   /// The log has more bytes than `EventLog.maximumLogSize`.
-  case logTooLarge(size: Int, limit: Int)
+  public static func logTooLarge(size: Int, limit: Int) -> Self {
+    Self(.logTooLarge, "the event log is \(size) bytes, beyond its bound of \(limit) bytes a log")
+  }
+
   /// The log has more events than `EventLog.maximumEvents`: the first past it is at `offset`.
-  case tooManyEvents(offset: Int, limit: Int)
+  public static func tooManyEvents(offset: Int, limit: Int) -> Self {
+    Self(
+      .tooManyEvents, offset: offset,
+      "the event log has more than \(limit) events: event \(limit) at offset \(offset) is beyond its bound of \(limit) events a log")
+  }
+
   /// An event carries a digest of an algorithm the Spec ID event does not list.
-  case unknownAlgorithm(offset: Int, id: UInt16)
+  public static func unknownAlgorithm(offset: Int, id: UInt16) -> Self {
+    Self(
+      .unknownAlgorithm, offset: offset,
+      "the event at offset \(offset) has a digest of algorithm 0x\(String(id, radix: 16)), which the Spec ID event does not list")
+  }
+
   /// One algorithm twice in an event or in the Spec ID table.
-  case duplicateDigest(offset: Int, id: UInt16)
-  case pcrOutOfRange(offset: Int, pcr: UInt32)
-  case specIDMalformed(offset: Int, reason: String)
+  public static func duplicateDigest(offset: Int, id: UInt16) -> Self {
+    Self(.duplicateDigest, offset: offset, "algorithm 0x\(String(id, radix: 16)) appears twice at offset \(offset)")
+  }
+
+  public static func pcrOutOfRange(offset: Int, pcr: UInt32) -> Self {
+    Self(.pcrOutOfRange, offset: offset, pcr: Int(pcr), "the event at offset \(offset) names PCR \(pcr), beyond PCR 23")
+  }
+
+  public static func specIDMalformed(offset: Int, reason: String) -> Self {
+    Self(.specIDMalformed, offset: offset, "the Spec ID event is malformed at offset \(offset): \(reason)")
+  }
+
   /// The log has no digests of this bank (a SHA-1 legacy log has no SHA-256 bank).
-  case noBank(DigestAlgorithm)
+  public static func noBank(_ bank: DigestAlgorithm) -> Self {
+    Self(.noBank, bank: bank, "the event log has no \(bank) digests (a SHA-1-only log?)")
+  }
+
   /// An event extended into a PCR lacks the bank's digest, so the PCR cannot be replayed.
-  case missingDigest(sequence: Int, pcr: Int, bank: DigestAlgorithm)
+  public static func missingDigest(sequence: Int, pcr: Int, bank: DigestAlgorithm) -> Self {
+    Self(.missingDigest, pcr: pcr, bank: bank, "event \(sequence) in PCR \(pcr) has no \(bank) digest")
+  }
+
   /// A given PCR value is not what the log replays to: the log is not that PCR's history
   /// (events altered, reordered, left out, or an extend made outside the log).
-  case replayMismatch(pcr: Int, bank: DigestAlgorithm)
-  /// A PCR value of the wrong length for its bank.
-  case pcrValueSize(pcr: Int, size: Int, bank: DigestAlgorithm)
+  public static func replayMismatch(pcr: Int, bank: DigestAlgorithm) -> Self {
+    Self(.replayMismatch, pcr: pcr, bank: bank, "PCR \(pcr) (\(bank)) is not what the event log replays to")
+  }
 
-  public var description: String {
-    switch self {
-    case .truncated(let offset, let field): "the event log ends inside \(field) at offset \(offset)"
-    case .sizeOutOfBounds(let offset, let field, let size, let limit):
-      "the event log's \(field) at offset \(offset) is \(size), beyond its bound \(limit)"
-    case .logTooLarge(let size, let limit): "the event log is \(size) bytes, beyond its bound of \(limit) bytes a log"
-    case .tooManyEvents(let offset, let limit):
-      "the event log has more than \(limit) events: event \(limit) at offset \(offset) is beyond its bound of \(limit) events a log"
-    case .unknownAlgorithm(let offset, let id):
-      "the event at offset \(offset) has a digest of algorithm 0x\(String(id, radix: 16)), which the Spec ID event does not list"
-    case .duplicateDigest(let offset, let id): "algorithm 0x\(String(id, radix: 16)) appears twice at offset \(offset)"
-    case .pcrOutOfRange(let offset, let pcr): "the event at offset \(offset) names PCR \(pcr), beyond PCR 23"
-    case .specIDMalformed(let offset, let reason): "the Spec ID event is malformed at offset \(offset): \(reason)"
-    case .noBank(let bank): "the event log has no \(bank) digests (a SHA-1-only log?)"
-    case .missingDigest(let sequence, let pcr, let bank): "event \(sequence) in PCR \(pcr) has no \(bank) digest"
-    case .replayMismatch(let pcr, let bank): "PCR \(pcr) (\(bank)) is not what the event log replays to"
-    case .pcrValueSize(let pcr, let size, let bank): "the value given for PCR \(pcr) has \(size) bytes, not a \(bank) digest"
-    }
+  /// A PCR value of the wrong length for its bank.
+  public static func pcrValueSize(pcr: Int, size: Int, bank: DigestAlgorithm) -> Self {
+    Self(.pcrValueSize, pcr: pcr, bank: bank, "the value given for PCR \(pcr) has \(size) bytes, not a \(bank) digest")
   }
 }
 

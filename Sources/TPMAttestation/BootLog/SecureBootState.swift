@@ -232,40 +232,128 @@ struct GUID: Equatable {
 }
 
 /// Why the replayed log does not give a Secure Boot state the verifier can rely on.
-public enum BootStateError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// PCRs 0–7 must all be replayed (their separators are checked), these were not.
-  case pcrsNotReplayed([Int])
-  case missingSeparator(pcr: Int)
-  case duplicateSeparator(pcr: Int, sequence: Int)
-  case separatorSignalsError(pcr: Int, sequence: Int)
-  /// The firmware ran with a UEFI debugger, which can change anything Secure Boot enforced.
-  case debugMode(sequence: Int)
-  /// The event's digest is not the hash of its data: the data shown is not what was measured.
-  case digestMismatch(sequence: Int, pcr: Int, what: String)
-  case malformedVariable(sequence: Int, reason: String)
-  case duplicateVariable(name: String, sequence: Int)
-  case variableAfterSeparator(name: String, sequence: Int)
-  /// A variable in PCR 7 before its separator that is not SecureBoot, PK, KEK, db or dbx.
-  case unexpectedVariable(name: String, sequence: Int)
-  case unexpectedEvent(sequence: Int, pcr: Int, type: EventType)
-  /// PCR 7 has no SecureBoot variable event: the state is unknown, not off.
-  case secureBootNotMeasured
-
-  public var description: String {
-    switch self {
-    case .pcrsNotReplayed(let pcrs): "PCRs \(pcrs.map(String.init).joined(separator: ", ")) were not replayed"
-    case .missingSeparator(let pcr): "PCR \(pcr) has no separator event"
-    case .duplicateSeparator(let pcr, let sequence): "event \(sequence) is a second separator in PCR \(pcr)"
-    case .separatorSignalsError(let pcr, let sequence): "the separator of PCR \(pcr) (event \(sequence)) signals a firmware error"
-    case .debugMode(let sequence): "event \(sequence): the firmware booted in UEFI debug mode"
-    case .digestMismatch(let sequence, let pcr, let what):
-      "event \(sequence) in PCR \(pcr) (\(what)): its digest is not the hash of its data"
-    case .malformedVariable(let sequence, let reason): "event \(sequence): malformed UEFI variable: \(reason)"
-    case .duplicateVariable(let name, let sequence): "event \(sequence) measures \(name) a second time"
-    case .variableAfterSeparator(let name, let sequence): "event \(sequence) measures \(name) after PCR 7's separator"
-    case .unexpectedVariable(let name, let sequence): "event \(sequence) measures an unexpected variable \(name) into PCR 7"
-    case .unexpectedEvent(let sequence, let pcr, let type): "event \(sequence) in PCR \(pcr) has an unexpected type \(type)"
-    case .secureBootNotMeasured: "PCR 7 has no SecureBoot variable event: Secure Boot state unknown"
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .debugMode`, or `switch error.code` with a `default:`); ``pcr``, ``sequence`` and ``name``
+/// locate the failure where it has them, ``description`` is the message.
+public struct BootStateError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable {
+      case pcrsNotReplayed, missingSeparator, duplicateSeparator, separatorSignalsError, debugMode, digestMismatch
+      case malformedVariable, duplicateVariable, variableAfterSeparator, unexpectedVariable, unexpectedEvent
+      case secureBootNotMeasured
     }
+
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// PCRs 0–7 must all be replayed (their separators are checked), these (``pcrs``) were not.
+    public static let pcrsNotReplayed = Code(.pcrsNotReplayed)
+    /// A PCR has no separator event.
+    public static let missingSeparator = Code(.missingSeparator)
+    /// A PCR has a second separator event.
+    public static let duplicateSeparator = Code(.duplicateSeparator)
+    /// A separator signals a firmware error.
+    public static let separatorSignalsError = Code(.separatorSignalsError)
+    /// The firmware ran with a UEFI debugger, which can change anything Secure Boot enforced.
+    public static let debugMode = Code(.debugMode)
+    /// The event's digest is not the hash of its data: the data shown is not what was measured.
+    public static let digestMismatch = Code(.digestMismatch)
+    /// A UEFI variable event does not parse.
+    public static let malformedVariable = Code(.malformedVariable)
+    /// A variable is measured a second time.
+    public static let duplicateVariable = Code(.duplicateVariable)
+    /// A variable is measured after PCR 7's separator.
+    public static let variableAfterSeparator = Code(.variableAfterSeparator)
+    /// A variable in PCR 7 before its separator that is not SecureBoot, PK, KEK, db or dbx.
+    public static let unexpectedVariable = Code(.unexpectedVariable)
+    /// An event of a type that does not belong in its PCR.
+    public static let unexpectedEvent = Code(.unexpectedEvent)
+    /// PCR 7 has no SecureBoot variable event: the state is unknown, not off.
+    public static let secureBootNotMeasured = Code(.secureBootNotMeasured)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// The PCR concerned, where there is one.
+  public let pcr: Int?
+  /// The event's sequence number in the log, where there is one.
+  public let sequence: Int?
+  /// The UEFI variable's name (``Code/duplicateVariable``, ``Code/variableAfterSeparator``,
+  /// ``Code/unexpectedVariable``).
+  public let name: String?
+  /// The PCRs that were not replayed (``Code/pcrsNotReplayed``).
+  public let pcrs: [Int]?
+  /// One line saying what is wrong.
+  public let description: String
+
+  private init(
+    _ code: Code, pcr: Int? = nil, sequence: Int? = nil, name: String? = nil, pcrs: [Int]? = nil, _ description: String
+  ) {
+    self.code = code
+    self.pcr = pcr
+    self.sequence = sequence
+    self.name = name
+    self.pcrs = pcrs
+    self.description = description
+  }
+
+  /// PCRs 0–7 must all be replayed (their separators are checked), these were not.
+  public static func pcrsNotReplayed(_ pcrs: [Int]) -> Self {
+    Self(.pcrsNotReplayed, pcrs: pcrs, "PCRs \(pcrs.map(String.init).joined(separator: ", ")) were not replayed")
+  }
+
+  public static func missingSeparator(pcr: Int) -> Self { Self(.missingSeparator, pcr: pcr, "PCR \(pcr) has no separator event") }
+
+  public static func duplicateSeparator(pcr: Int, sequence: Int) -> Self {
+    Self(.duplicateSeparator, pcr: pcr, sequence: sequence, "event \(sequence) is a second separator in PCR \(pcr)")
+  }
+
+  public static func separatorSignalsError(pcr: Int, sequence: Int) -> Self {
+    Self(
+      .separatorSignalsError, pcr: pcr, sequence: sequence,
+      "the separator of PCR \(pcr) (event \(sequence)) signals a firmware error")
+  }
+
+  /// The firmware ran with a UEFI debugger, which can change anything Secure Boot enforced.
+  public static func debugMode(sequence: Int) -> Self {
+    Self(.debugMode, sequence: sequence, "event \(sequence): the firmware booted in UEFI debug mode")
+  }
+
+  /// The event's digest is not the hash of its data: the data shown is not what was measured.
+  public static func digestMismatch(sequence: Int, pcr: Int, what: String) -> Self {
+    Self(
+      .digestMismatch, pcr: pcr, sequence: sequence, "event \(sequence) in PCR \(pcr) (\(what)): its digest is not the hash of its data")
+  }
+
+  public static func malformedVariable(sequence: Int, reason: String) -> Self {
+    Self(.malformedVariable, sequence: sequence, "event \(sequence): malformed UEFI variable: \(reason)")
+  }
+
+  public static func duplicateVariable(name: String, sequence: Int) -> Self {
+    Self(.duplicateVariable, sequence: sequence, name: name, "event \(sequence) measures \(name) a second time")
+  }
+
+  public static func variableAfterSeparator(name: String, sequence: Int) -> Self {
+    Self(.variableAfterSeparator, sequence: sequence, name: name, "event \(sequence) measures \(name) after PCR 7's separator")
+  }
+
+  /// A variable in PCR 7 before its separator that is not SecureBoot, PK, KEK, db or dbx.
+  public static func unexpectedVariable(name: String, sequence: Int) -> Self {
+    Self(.unexpectedVariable, sequence: sequence, name: name, "event \(sequence) measures an unexpected variable \(name) into PCR 7")
+  }
+
+  public static func unexpectedEvent(sequence: Int, pcr: Int, type: EventType) -> Self {
+    Self(.unexpectedEvent, pcr: pcr, sequence: sequence, "event \(sequence) in PCR \(pcr) has an unexpected type \(type)")
+  }
+
+  /// PCR 7 has no SecureBoot variable event: the state is unknown, not off.
+  public static var secureBootNotMeasured: Self {
+    Self(.secureBootNotMeasured, "PCR 7 has no SecureBoot variable event: Secure Boot state unknown")
   }
 }

@@ -166,7 +166,9 @@ package final class TPMAttester: Sendable {
     } else {
       guard try tpm.endorsementPublicArea(record.endorsementKeyType) == known.endorsementKey else { return false }
     }
-    do { return try tpm.storageKeyName(record.attestationKey.parent) == known.storageKeyName } catch .foreignKey { return false }
+    do { return try tpm.storageKeyName(record.attestationKey.parent) == known.storageKeyName } catch let error
+      where error.code == .foreignKey
+    { return false }
   }
 
   /// The answer to a challenge: the credential the TPM releases through its EK for the AK.
@@ -228,8 +230,8 @@ package final class TPMAttester: Sendable {
   /// loads: here that means the TPM was cleared or replaced since the AK was made.
   private func tpm<T: Sendable>(_ body: (TPMContext) throws(TPMError) -> T) throws(TPMError) -> T {
     do { return try connection.run(body) } catch {
-      if case .foreignKey(let detail) = error {
-        throw .tpmChanged(detail: "a key made in this TPM no longer loads (\(detail)): the TPM was cleared or replaced")
+      if error.code == .foreignKey {
+        throw .tpmChanged(detail: "a key made in this TPM no longer loads (\(error.detail ?? "")): the TPM was cleared or replaced")
       }
       throw error
     }
