@@ -66,8 +66,11 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 # bench/collect-order.sh), which puts the functions collect runs, and the data it touches, next
 # to each other (bench/README.md). `-Xfrontend -function-sections` (a hidden frontend flag)
 # puts every Swift function in a section of its own, as C's -ffunction-sections does, so the
-# ordering file can move them. It moves code, never changes it: bench/release-golden.sh (run by
-# `make check-deb`, so by `make test`, and by `make bench`) compares the output byte for byte.
+# ordering file can move them. `-z separate-loadable-segments --image-base=0x800000` keeps every
+# segment's file offset congruent to its address modulo 2 MiB, so page-cache folios line up with
+# the kernel's fault-around windows (peak RSS; bench/README.md "Peak RSS"). Both move code, never
+# change it: bench/release-golden.sh (run by `make check-deb`, so by `make test`, and by `make
+# bench`) compares the output byte for byte.
 # Only compile flags are on the command line; every link flag above is a linker setting of the
 # fr-profile target in Package.swift (release, trait SymbolOrdering; the linker script and the
 # commit object are made by release-inputs). So `make test` builds the suite with BUILD_RELEASE
