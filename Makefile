@@ -19,7 +19,7 @@ PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-d
 # PKGS_TEST beside it.
 PKGS_TEST_BUILD := $(PKGS_BUILD) libssl-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq git libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt python3-authlib \
-  gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
+  pamtester libpam-wrapper gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
 PKGS_BENCH_TPM := $(PKGS_BUILD) python3 swtpm swtpm-tools libtss2-tcti-swtpm0
 PKGS_BENCH := $(PKGS_BENCH_TPM) gcc binutils valgrind lshw hwinfo inxi neofetch time umockdev rhino openjdk-17-jdk-headless
 # Man pages (packaging/gen-docs.py), completions (swift-argument-parser's), the .deb and its checks.
@@ -48,6 +48,14 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+# pam_frprofile.so: <PREFIX>/lib/security for make install; the .deb uses Debian's multiarch one.
+PAMDIR ?= $(PREFIX)/lib/security
+# The PAM module (pam/pam_frprofile.c): small C, no Swift runtime, built with the system's cc.
+# PAM_MODULE is built beside the binary for the tests (they name the helper with helper=PATH);
+# install-files builds the installed one with the installed helper's path compiled in.
+PAM_MODULE := $(OUT)/release/pam_frprofile.so
+PAM_CFLAGS := -shared -fPIC -O2 -Wall -Wextra -Werror -D_FORTIFY_SOURCE=2 -fstack-protector-strong -Wl,-z,relro,-z,now \
+  -Wl,--as-needed
 
 # The release binary: one executable, dynamically linked against the C runtime only (libc, libm;
 # libstdc++ and libgcc are linked in statically through a linker script on the -L path), with the
@@ -94,7 +102,7 @@ lint:
 	$(SWIFTPM) package --scratch-path $(OUT) dump-package > $(OUT)/package.json
 	python3 scripts/check-layers.py $(OUT)/package.json
 
-.PHONY: lint run test build release install install-files man completions docs api-docs deb check-deb check-installed \
+.PHONY: pam-module lint run test build release install install-files man completions docs api-docs deb check-deb check-installed \
   check-distros bench bench-tpm resolve test-build test-suite test-package test-distro-roots test-installed test-distros test-examples \
   check-installed-only suite test-deps deps-test-build deps-test-all test-lint test-fuzz test-fuzz-build release-inputs deps-build deps-bench deps-bench-tpm deps-docs deps-deb deps-deb-test deps-distros clean \
   fuzz fuzz-build fuzz-replay-corpus
@@ -165,6 +173,11 @@ run: release
 release: release-inputs
 	$(if $(RELEASE_BUILT),@echo "release: $(BIN) is the one make test built",$(SWIFTPM) build $(RELEASE_FLAGS))
 
+pam-module: $(PAM_MODULE)
+$(PAM_MODULE): pam/pam_frprofile.c
+	@mkdir -p $(dir $@)
+	gcc $(PAM_CFLAGS) -o $@ $< -lpam
+
 # What fr-profile's release linker settings name (Package.swift): the linker script that links
 # libstdc++ statically and the object holding the commit. SwiftPM tracks neither, nor the
 # ordering file: a new one removes the binary so that it is linked again.
@@ -215,7 +228,7 @@ test-deps:
 	@$(TIMED) deps $(MAKE) --no-print-directory deps-test-all
 test-lint: test-deps
 	@$(TIMED) lint $(MAKE) --no-print-directory lint
-test-build: deps-test-build release-inputs
+test-build: deps-test-build release-inputs pam-module
 	@$(TIMED) build-tests $(SWIFTPM) build $(BUILD_RELEASE) --build-tests
 test-fuzz-build: test-build test-deps
 	@$(TIMED) fuzz-replay-corpus $(MAKE) --no-print-directory fuzz-replay-corpus
@@ -284,6 +297,10 @@ install-files:
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(UNITDIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/fr-profile
 	$(STRIP) $(DESTDIR)$(BINDIR)/fr-profile
+	install -d $(DESTDIR)$(PAMDIR)
+	gcc $(PAM_CFLAGS) -DFRPROFILE_HELPER='"$(BINDIR)/fr-profile"' -o $(DESTDIR)$(PAMDIR)/pam_frprofile.so pam/pam_frprofile.c -lpam
+	chmod 0644 $(DESTDIR)$(PAMDIR)/pam_frprofile.so
+	$(STRIP) --strip-unneeded $(DESTDIR)$(PAMDIR)/pam_frprofile.so
 	install -m 0644 match-config.json $(DESTDIR)$(DATADIR)/fr-profile/match-config.json
 	install -D -m 0644 am/fr-tpm-attestation.js $(DESTDIR)$(DATADIR)/fr-profile/am/fr-tpm-attestation.js
 	install -D -m 0644 am/fr-posture.js $(DESTDIR)$(DATADIR)/fr-profile/am/fr-posture.js

@@ -90,6 +90,7 @@ let package = Package(
         "CQREncode",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
       ]
     ),

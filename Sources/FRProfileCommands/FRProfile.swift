@@ -33,7 +33,7 @@ package struct FRProfile: ParsableCommand {
     version: versionText,
     subcommands: [
       Collect.self, Identifier.self, Tamper.self, Posture.self, Match.self, Callback.self, Journey.self, Keys.self,
-      Policy.self, Attest.self, Token.self, Logout.self,
+      Policy.self, Attest.self, Token.self, Logout.self, Signin.self,
     ]
   )
 

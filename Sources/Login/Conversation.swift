@@ -1,3 +1,11 @@
+import Journey
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// The person a login asks when nothing given up front answers: a terminal, a PAM
 /// conversation, a program's own dialog. Everything shown comes from the server and is made
 /// printable before it gets here.
@@ -10,6 +18,27 @@ public protocol Conversation: AnyObject {
   func ask(_ prompt: String, echo: Bool, deadline: Double?) -> String?
   /// Shows `text` as `kind` says.
   func show(_ text: String, as kind: MessageKind)
+  /// A PollingWaitCallback (Push, "check your email"): shows `message` (the first time of a
+  /// page AM repeats) and returns when the step should go back to AM — after `milliseconds`,
+  /// cut at `deadline`. A conversation that cannot show a message while it waits (OpenSSH
+  /// shows PAM's information only with the next prompt) asks the person to say when instead.
+  func pollingWait(_ message: String, firstTime: Bool, milliseconds: Int, deadline: Double?)
+}
+
+extension Conversation {
+  public func pollingWait(_ message: String, firstTime: Bool, milliseconds: Int, deadline: Double?) {
+    if firstTime && !message.isEmpty { show(message, as: .information) }
+    pause(milliseconds: milliseconds, until: deadline)
+  }
+}
+
+/// Sleeps `milliseconds` (at most ten minutes), cut at `deadline` (CLOCK_MONOTONIC seconds).
+public func pause(milliseconds: Int, until deadline: Double?) {
+  var seconds = Double(min(max(milliseconds, 0), 600_000)) / 1000
+  if let deadline { seconds = min(seconds, max(0, deadline - JourneyWalker.monotonicSeconds())) }
+  var left = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+  var rest = timespec()
+  while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
 }
 
 /// What a text shown to the person is.

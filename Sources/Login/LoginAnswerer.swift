@@ -1,12 +1,6 @@
 import Journey
 import ProfileJSON
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#endif
-
 /// Answers the callbacks of each step of a journey — every type the ForgeRock/Ping SDKs answer
 /// (docs/journey.md has the table): from its answer sources in order (values given up front,
 /// an answers file, a program's callbacks), else by asking the person through the
@@ -31,6 +25,8 @@ public final class LoginAnswerer {
   public private(set) var identityProviderChosen: String?
   /// Every secret given or typed in this walk, hidden wherever server text is shown.
   public private(set) var secrets: [String] = []
+  /// The answer to the walk's first PasswordCallback (a sign-in hands it on as PAM_AUTHTOK).
+  public private(set) var firstPassword: String?
   /// Registration URIs and messages shown already (a polling page repeats them).
   private var shown: Set<String> = []
 
@@ -61,7 +57,9 @@ public final class LoginAnswerer {
       case .name(let prompt):
         try step.answer(index, with: try text(.name, prompt: prompt, echo: true))
       case .password(let prompt):
-        try step.answer(index, with: try text(.password, prompt: prompt, echo: false))
+        let password = try text(.password, prompt: prompt, echo: false)
+        if firstPassword == nil { firstPassword = password }
+        try step.answer(index, with: password)
       case .textInput(let prompt, let defaultText):
         let typed = try text(.textInput, prompt: prompt, echo: true, defaultText: defaultText)
         try step.answer(index, with: typed.isEmpty ? defaultText : typed)
@@ -422,15 +420,11 @@ public final class LoginAnswerer {
     return object["_type"]?.stringValue == "WebAuthn" || object["challenge"] != nil && object["relyingPartyId"] != nil
   }
 
-  /// A PollingWaitCallback: its message once, then a wait of `milliseconds` (cut at the
-  /// deadline), after which the step goes back as it is.
+  /// A PollingWaitCallback: its message once, then the conversation's wait (`milliseconds`,
+  /// cut at the deadline), after which the step goes back as it is.
   private func wait(milliseconds: Int, message: String) {
-    if !message.isEmpty, shown.insert("wait:" + message).inserted { conversation.show(printable(message), as: .information) }
-    var seconds = Double(min(milliseconds, 600_000)) / 1000
-    if let deadline { seconds = min(seconds, max(0, deadline - JourneyWalker.monotonicSeconds())) }
-    var left = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
-    var rest = timespec()
-    while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
+    let firstTime = shown.insert("wait:" + message).inserted
+    conversation.pollingWait(printable(message), firstTime: firstTime, milliseconds: milliseconds, deadline: deadline)
   }
 
   // MARK: - Choices

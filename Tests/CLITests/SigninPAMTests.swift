@@ -1,0 +1,274 @@
+import Foundation
+import ProfileJSON
+import TestSupport
+import Testing
+
+/// `pam_frprofile.so` as a Linux sign-in runs it: pamtester with a PAM service of the test's own
+/// (pam_wrapper, so /etc/pam.d is not touched), in a private mount namespace whose /etc/passwd
+/// holds the test's user (the real one is not touched either), the module starting the release
+/// helper against a loopback AM tree.
+@Suite(.timeLimit(.minutes(10)))
+struct SigninPAMTests {
+  typealias C = NodeTree
+  static let user = "frsignin"
+  static let password = "s3cret-Passw0rd"
+
+  static let login = [EnterpriseJourneyTests.name("User Name"), EnterpriseJourneyTests.passwordCallback("Password")]
+
+  /// The login page: the PAM user and the password go on to `next`, anything else fails.
+  static func loginNode(then next: NodeTree.Next = .success) -> NodeTree.Node {
+    NodeTree.Node(callbacks: login) { answers, _ in
+      answers.text("NameCallback") == user && answers.text("PasswordCallback") == password ? next : .failure("Login failure")
+    }
+  }
+
+  /// A sign-in set-up in a temporary directory under /tmp (root's sticky directory): the
+  /// configuration, the PAM service, /etc/passwd with the test user.
+  struct Setup {
+    let directory: String
+    let server: AuthenticateServer
+    var config: String { directory + "/signin.json" }
+
+    func writeConfig(_ extra: [String: JSON] = [:], mode: mode_t = 0o600) throws {
+      var object: JSONObject = [
+        "server": .string(server.url), "realm": "alpha", "tree": "Login", "stateDirectory": .string(directory + "/state"),
+        "timeoutSeconds": 30,
+      ]
+      for (key, value) in extra { object[key] = value }
+      unlink(config)  // a new file: root's, whatever the last test made of the old one
+      try (JSONWriter.pretty(.object(object)) + "\n").write(toFile: config, atomically: false, encoding: .utf8)
+      chmod(config, mode)
+    }
+
+    /// pamtester's run of `operations` for `user`, `stdin` answering its prompts.
+    func pamtester(user: String = SigninPAMTests.user, stdin: String, operations: [String] = ["authenticate"], items: [String] = [])
+      throws -> RunResult
+    {
+      let script = """
+        mount --bind "$1/passwd" /etc/passwd && mount --bind "$1/group" /etc/group || exit 99
+        dir=$1; shift
+        exec env -i PATH=/usr/bin:/bin LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_DEBUGLEVEL=2 PAM_WRAPPER_SERVICE_DIR="$dir/pam.d" \
+          pamtester -v "$@"
+        """
+      return try run(
+        ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", directory] + items.map { "-I" + $0 } + [
+          "frprofile-test", user,
+        ]
+          + operations, stdin: stdin, executable: "/usr/bin/unshare")
+    }
+  }
+
+  /// The module's path, as a stack line names it.
+  static let module = productsDirectory + "/pam_frprofile.so"
+
+  /// `stack`: the PAM service's lines, `MODULE` and `CONFIG` replaced (default: the module
+  /// required for auth and account).
+  func withSignin(
+    _ nodes: [String: NodeTree.Node], stack: String = "auth required MODULE\naccount required MODULE",
+    _ body: (Setup, NodeTree) throws -> Void
+  ) throws {
+    let tree = NodeTree(nodes: nodes)
+    var configuration = AuthenticateServer.Configuration()
+    configuration.behaviour = .custom(tree)
+    let server = try AuthenticateServer(configuration)
+    defer { server.stop() }
+    let directory = try makeTemporaryDirectory("fr-profile-signin")
+    defer { removeTemporaryDirectory(directory) }
+    chmod(directory, 0o700)
+    let setup = Setup(directory: directory, server: server)
+    try setup.writeConfig()
+    try FileManager.default.createDirectory(atPath: directory + "/pam.d", withIntermediateDirectories: false)
+    let lines = stack.replacingOccurrences(of: "auth required MODULE", with: "auth required MODULE config=CONFIG helper=HELPER")
+      .replacingOccurrences(of: "MODULE", with: Self.module).replacingOccurrences(of: "CONFIG", with: setup.config)
+      .replacingOccurrences(of: "HELPER", with: frProfilePath)
+    try (lines + "\n").write(toFile: directory + "/pam.d/frprofile-test", atomically: false, encoding: .utf8)
+    let passwd = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
+    try (passwd + "\(Self.user):x:4711:4711:fr-profile sign-in test:/nonexistent:/usr/sbin/nologin\n")
+      .write(toFile: directory + "/passwd", atomically: false, encoding: .utf8)
+    let group = try String(contentsOfFile: "/etc/group", encoding: .utf8)
+    try (group + "\(Self.user):x:4711:\n").write(toFile: directory + "/group", atomically: false, encoding: .utf8)
+    try body(setup, tree)
+  }
+
+  @Test("the journey signs in: the PAM user answers the name, the password and an OTP are asked; a wrong password fails")
+  func passwordThenOTP() throws {
+    let nodes: [String: NodeTree.Node] = [
+      "start": Self.loginNode(then: .node("mfa")),
+      "mfa": NodeTree.Node(callbacks: [EnterpriseJourneyTests.passwordCallback("One Time Password")]) { answers, _ in
+        answers.text("PasswordCallback") == "884422" ? .success : .failure("Wrong code")
+      },
+    ]
+    try withSignin(nodes) { setup, tree in
+      let result = try setup.pamtester(stdin: Self.password + "\n884422\n", operations: ["authenticate", "acct_mgmt"])
+      #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+      #expect(
+        result.stderr.contains("successfully authenticated") || result.stdout.contains("successfully authenticated"), "\(result.stderr)")
+      #expect((result.stdout + result.stderr).contains("One Time Password"))
+      let first = NodeTree.Answers(callbacks: tree.answered.first?["callbacks"]?.arrayValue ?? [])
+      #expect(first.text("NameCallback") == Self.user)
+      #expect(tree.events == ["node start", "node mfa", "success"], "\(tree.events)")
+
+      let wrong = try setup.pamtester(stdin: "not-it\n")
+      #expect(wrong.status != 0, "\(wrong.stdout)\n\(wrong.stderr)")
+      #expect((wrong.stdout + wrong.stderr).contains("Authentication failure"), "\(wrong.stdout)\n\(wrong.stderr)")
+    }
+  }
+
+  /// What the module wrote to the system log (pam_wrapper shows pam_syslog on stderr).
+  static func syslog(_ result: RunResult) -> String {
+    result.stderr.split(separator: "\n").filter { $0.contains("PWRAP") && $0.contains("SYSLOG") }.joined(separator: "\n")
+  }
+
+  @Test("a configuration others could change, or that does not parse, fails the sign-in with a log line and no request to AM")
+  func unsafeOrBadConfiguration() throws {
+    try withSignin(["start": Self.loginNode()]) { setup, tree in
+      try setup.writeConfig(mode: 0o620)
+      let groupWritable = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(groupWritable.status != 0)
+      #expect(
+        Self.syslog(groupWritable).contains("refusing the configuration: ") && Self.syslog(groupWritable).contains("has mode 0620"),
+        "\(groupWritable.stderr)")
+      try setup.writeConfig()
+      chown(setup.config, 65534, 65534)
+      let foreign = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(foreign.status != 0 && Self.syslog(foreign).contains("uid 65534"), "\(foreign.stderr)")
+      try setup.writeConfig(["sever": "typo"])
+      let unknownKey = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(unknownKey.status != 0 && Self.syslog(unknownKey).contains("unknown key \"sever\""), "\(unknownKey.stderr)")
+      unlink(setup.config)
+      try "{\"server\": ".write(toFile: setup.config, atomically: false, encoding: .utf8)
+      chmod(setup.config, 0o600)
+      let notJSON = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(notJSON.status != 0 && Self.syslog(notJSON).contains("not JSON"), "\(notJSON.stderr)")
+      #expect(tree.answered.isEmpty && tree.events.isEmpty, "a request reached AM: \(tree.events)")
+    }
+  }
+
+  @Test("users the module does not handle are PAM_IGNORE (the stack goes on), an unknown user PAM_USER_UNKNOWN: no request either way")
+  func ignoredAndUnknownUsers() throws {
+    let stack = """
+      auth [success=done ignore=ignore user_unknown=die default=die] MODULE config=CONFIG helper=HELPER
+      auth required pam_permit.so
+      """
+    try withSignin(["start": Self.loginNode()], stack: stack) { setup, tree in
+      try setup.writeConfig(["users": ["someone-else"]])
+      let ignored = try setup.pamtester(stdin: "")
+      #expect(ignored.status == 0, "PAM_IGNORE lets pam_permit decide: \(ignored.stderr)")
+      try setup.writeConfig(["minUid": 5000])
+      let belowMinimum = try setup.pamtester(stdin: "")
+      #expect(belowMinimum.status == 0, "\(belowMinimum.stderr)")
+      let root = try setup.pamtester(user: "root", stdin: "")
+      #expect(root.status == 0, "root is never handled: \(root.stderr)")
+      let unknown = try setup.pamtester(user: "no-such-user-frp", stdin: "")
+      #expect(unknown.status != 0, "\(unknown.stderr)")
+      #expect(tree.events.isEmpty, "\(tree.events)")
+    }
+  }
+
+  @Test("the first password becomes PAM_AUTHTOK for the modules after it; use_first_pass takes an earlier module's")
+  func passwordBecomesAuthtok() throws {
+    try withSignin(["start": Self.loginNode()]) { setup, tree in
+      let seen = setup.directory + "/authtok"
+      let script = setup.directory + "/show-authtok.sh"
+      try "#!/bin/sh\ncat > \(seen)\n".write(toFile: script, atomically: false, encoding: .utf8)
+      chmod(script, 0o700)
+      let stack =
+        "auth required \(Self.module) config=\(setup.config) helper=\(frProfilePath)\nauth required pam_exec.so expose_authtok quiet \(script)\n"
+      try stack.write(toFile: setup.directory + "/pam.d/frprofile-test", atomically: false, encoding: .utf8)
+      let result = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect((try? String(contentsOfFile: seen, encoding: .utf8))?.hasPrefix(Self.password) == true)
+      // An earlier module's password (pam_exec cannot set one: the prompt of pam_unix-like
+      // modules is what sets it; here the module itself asks and a second instance reuses it).
+      let reuse =
+        "auth required \(Self.module) config=\(setup.config) helper=\(frProfilePath)\nauth required \(Self.module) config=\(setup.config) helper=\(frProfilePath) use_first_pass\n"
+      try reuse.write(toFile: setup.directory + "/pam.d/frprofile-test", atomically: false, encoding: .utf8)
+      let twice = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(twice.status == 0, "\(twice.stderr)")
+      #expect(twice.stderr.components(separatedBy: "Password:").count == 2, "asked once: \(twice.stderr)")
+      #expect(tree.events.filter { $0 == "success" }.count == 3, "\(tree.events)")
+    }
+  }
+
+  @Test("Push over SSH (PAM_RHOST set): the person is asked to press Enter once approved, and AM is polled until it moves on")
+  func pushOverSSH() throws {
+    let polls = NSLockedCounter()
+    let polling = C.callback("PollingWaitCallback", [("waitTime", "200"), ("message", "Approve the sign-in on your phone")])
+    let nodes: [String: NodeTree.Node] = [
+      "start": Self.loginNode(then: .node("push")),
+      "push": NodeTree.Node(callbacks: [polling]) { _, _ in polls.increment() < 1 ? .node("push") : .success },
+    ]
+    try withSignin(nodes) { setup, tree in
+      let result = try setup.pamtester(stdin: Self.password + "\n\n\n", operations: ["authenticate"], items: ["rhost=192.0.2.7"])
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(result.stderr.contains("Approve the sign-in on your phone\nPress Enter once you have approved"), "\(result.stderr)")
+      #expect(tree.events.filter { $0 == "node push" }.count >= 2, "\(tree.events)")
+    }
+  }
+
+  @Test("offline: after an online success the same password signs in while AM is unreachable, within maxAgeSeconds, until maxFailures")
+  func offlineWindow() throws {
+    let nodes: [String: NodeTree.Node] = [
+      "start": NodeTree.Node(callbacks: Self.login) { answers, _ in
+        guard answers.text("NameCallback") == Self.user else { return .failure("Login failure") }
+        switch answers.text("PasswordCallback") {
+        case Self.password: return .success
+        case "lock-me": return .failure("User Locked Out.")
+        default: return .failure("Login failure")
+        }
+      }
+    ]
+    try withSignin(nodes) { setup, tree in
+      let offline: JSON = ["maxAgeSeconds": 60, "maxFailures": 2]
+      let unreachable: [String: JSON] = ["offline": offline, "server": "http://127.0.0.1:1"]
+      try setup.writeConfig(unreachable)
+      let none = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(none.status != 0 && Self.syslog(none).contains("no offline entry"), "\(none.stderr)")
+
+      try setup.writeConfig(["offline": offline])
+      #expect(try setup.pamtester(stdin: Self.password + "\n").status == 0)
+      let entries = try FileManager.default.contentsOfDirectory(atPath: setup.directory + "/state/offline").filter { $0.hasSuffix(".json") }
+      try #require(entries.count == 1)
+      let entryPath = setup.directory + "/state/offline/" + entries[0]
+      let entryText = try String(contentsOfFile: entryPath, encoding: .utf8)
+      #expect(!entryText.contains(Self.password) && entryText.contains("\"kdf\":\"scrypt\""))
+      #expect((try FileManager.default.attributesOfItem(atPath: entryPath)[.posixPermissions] as? Int) == 0o600)
+      #expect((try FileManager.default.attributesOfItem(atPath: setup.directory + "/state/offline")[.posixPermissions] as? Int) == 0o700)
+
+      try setup.writeConfig(unreachable)
+      let right = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(right.status == 0 && Self.syslog(right).contains("signed in offline"), "\(right.stderr)")
+      #expect(right.stderr.contains("Password: "))
+      for _ in 0..<2 {
+        let wrong = try setup.pamtester(stdin: "not-it\n")
+        #expect(wrong.status != 0, "\(wrong.stderr)")
+      }
+      let locked = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(locked.status != 0 && Self.syslog(locked).contains("locked after 2 wrong passwords"), "\(locked.stderr)")
+
+      // An online success unlocks it; an entry older than maxAgeSeconds is not used.
+      try setup.writeConfig(["offline": offline])
+      #expect(try setup.pamtester(stdin: Self.password + "\n").status == 0)
+      try setup.writeConfig(unreachable)
+      #expect(try setup.pamtester(stdin: Self.password + "\n").status == 0)
+      var aged = try JSONParser.parse(Array(try String(contentsOfFile: entryPath, encoding: .utf8).utf8)).objectValue ?? [:]
+      aged["onlineAt"] = .number(Double(time(nil)) - 120)
+      try JSONWriter.compact(.object(aged)).write(toFile: entryPath, atomically: false, encoding: .utf8)
+      let old = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(old.status != 0 && Self.syslog(old).contains("older than offline.maxAgeSeconds"), "\(old.stderr)")
+
+      // TLS to a server that speaks plain HTTP fails closed: no offline prompt.
+      try setup.writeConfig(["offline": offline, "server": .string(setup.server.url.replacingOccurrences(of: "http://", with: "https://"))])
+      let tls = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(tls.status != 0 && !tls.stderr.contains("Password: ") && Self.syslog(tls).contains("failed"), "\(tls.stderr)")
+
+      // AM's answer that the account is locked removes the entry.
+      try setup.writeConfig(["offline": offline])
+      #expect(try setup.pamtester(stdin: Self.password + "\n").status == 0)
+      let lockedOut = try setup.pamtester(stdin: "lock-me\n")
+      #expect(lockedOut.status != 0)
+      #expect(!FileManager.default.fileExists(atPath: entryPath))
+      #expect(tree.events.contains("failure: User Locked Out."), "\(tree.events)")
+    }
+  }
+}
