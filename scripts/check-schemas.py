@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMITTED = {
     "profile": ["Tests/CLITests/Fixtures/golden/*.json"],
     "match-config": ["match-config.json"],
+    "signin": ["packaging/signin/signin.json.example"],
     "attestation-request": ["Tests/TPMAttestationTests/Fixtures/recorded/request.json"],
     "attestation-evidence": ["Tests/TPMAttestationTests/Fixtures/recorded/evidence.json"],
 }

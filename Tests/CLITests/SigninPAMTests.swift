@@ -6,8 +6,9 @@ import Testing
 /// `pam_frprofile.so` as a Linux sign-in runs it: pamtester with a PAM service of the test's own
 /// (pam_wrapper, so /etc/pam.d is not touched), in a private mount namespace whose /etc/passwd
 /// holds the test's user (the real one is not touched either), the module starting the release
-/// helper against a loopback AM tree.
-@Suite(.timeLimit(.minutes(10)))
+/// helper against a loopback AM tree. Serialized: pam_wrapper copies each run's service
+/// directory to /tmp/pam.<letter>, and two runs at once were seen to take each other's.
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct SigninPAMTests {
   typealias C = NodeTree
   static let user = "frsignin"
@@ -36,24 +37,28 @@ struct SigninPAMTests {
       ]
       for (key, value) in extra { object[key] = value }
       unlink(config)  // a new file: root's, whatever the last test made of the old one
-      try (JSONWriter.pretty(.object(object)) + "\n").write(toFile: config, atomically: false, encoding: .utf8)
+      let text = JSONWriter.pretty(.object(object)) + "\n"
+      if !extra.keys.contains("sever") { expectValid(text, schema: "signin") }
+      try text.write(toFile: config, atomically: false, encoding: .utf8)
       chmod(config, mode)
     }
 
     /// pamtester's run of `operations` for `user`, `stdin` answering its prompts.
-    func pamtester(user: String = SigninPAMTests.user, stdin: String, operations: [String] = ["authenticate"], items: [String] = [])
-      throws -> RunResult
-    {
+    func pamtester(
+      user: String = SigninPAMTests.user, stdin: String, operations: [String] = ["authenticate"], items: [String] = [],
+      environment: [String] = []
+    ) throws -> RunResult {
       let script = """
         mount --bind "$1/passwd" /etc/passwd && mount --bind "$1/group" /etc/group || exit 99
-        dir=$1; shift
-        exec env -i PATH=/usr/bin:/bin LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_DEBUGLEVEL=2 PAM_WRAPPER_SERVICE_DIR="$dir/pam.d" \
+        dir=$1; callers=$2; shift 2
+        exec env -i $callers PATH=/usr/bin:/bin LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 PAM_WRAPPER_DEBUGLEVEL=2 PAM_WRAPPER_SERVICE_DIR="$dir/pam.d" \
           pamtester -v "$@"
         """
       return try run(
-        ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", directory] + items.map { "-I" + $0 } + [
-          "frprofile-test", user,
-        ]
+        ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", directory, environment.joined(separator: " ")]
+          + items.map { "-I" + $0 } + [
+            "frprofile-test", user,
+          ]
           + operations, stdin: stdin, executable: "/usr/bin/unshare")
     }
   }
@@ -99,7 +104,11 @@ struct SigninPAMTests {
       },
     ]
     try withSignin(nodes) { setup, tree in
-      let result = try setup.pamtester(stdin: Self.password + "\n884422\n", operations: ["authenticate", "acct_mgmt"])
+      // The caller's proxies do not reach the helper (a clean environment): through this one
+      // nothing would.
+      let result = try setup.pamtester(
+        stdin: Self.password + "\n884422\n", operations: ["authenticate", "acct_mgmt"],
+        environment: ["http_proxy=http://127.0.0.1:1", "HTTPS_PROXY=http://127.0.0.1:1", "ALL_PROXY=http://127.0.0.1:1"])
       #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
       #expect(
         result.stderr.contains("successfully authenticated") || result.stdout.contains("successfully authenticated"), "\(result.stderr)")
@@ -257,10 +266,18 @@ struct SigninPAMTests {
       let old = try setup.pamtester(stdin: Self.password + "\n")
       #expect(old.status != 0 && Self.syslog(old).contains("older than offline.maxAgeSeconds"), "\(old.stderr)")
 
-      // TLS to a server that speaks plain HTTP fails closed: no offline prompt.
-      try setup.writeConfig(["offline": offline, "server": .string(setup.server.url.replacingOccurrences(of: "http://", with: "https://"))])
+      // A TLS failure (a certificate no CA of the machine's signed) fails closed, even with a
+      // usable offline entry: no offline prompt.
+      try setup.writeConfig(["offline": offline])
+      #expect(try setup.pamtester(stdin: Self.password + "\n").status == 0)
+      var tlsConfiguration = AuthenticateServer.Configuration()
+      tlsConfiguration.tls = try makeSelfSignedCertificate(in: setup.directory)
+      let untrusted = try AuthenticateServer(tlsConfiguration)
+      defer { untrusted.stop() }
+      try setup.writeConfig(["offline": offline, "server": .string(untrusted.url)])
       let tls = try setup.pamtester(stdin: Self.password + "\n")
-      #expect(tls.status != 0 && !tls.stderr.contains("Password: ") && Self.syslog(tls).contains("failed"), "\(tls.stderr)")
+      #expect(tls.status != 0 && !tls.stderr.contains("Password: "), "\(tls.stderr)")
+      #expect(Self.syslog(tls).contains("failed") && !Self.syslog(tls).contains("cannot be reached"), "\(tls.stderr)")
 
       // AM's answer that the account is locked removes the entry.
       try setup.writeConfig(["offline": offline])
@@ -269,6 +286,22 @@ struct SigninPAMTests {
       #expect(lockedOut.status != 0)
       #expect(!FileManager.default.fileExists(atPath: entryPath))
       #expect(tree.events.contains("failure: User Locked Out."), "\(tree.events)")
+    }
+  }
+
+  @Test("a server that never answers does not hang the sign-in: it ends within timeoutSeconds, as unreachable")
+  func hungServer() throws {
+    var configuration = AuthenticateServer.Configuration()
+    configuration.behaviour = .hang
+    let hung = try AuthenticateServer(configuration)
+    defer { hung.stop() }
+    try withSignin(["start": Self.loginNode()]) { setup, _ in
+      try setup.writeConfig(["server": .string(hung.url), "timeoutSeconds": 10])
+      let started = Date()
+      let result = try setup.pamtester(stdin: Self.password + "\n")
+      let elapsed = Date().timeIntervalSince(started)
+      #expect(result.status != 0 && Self.syslog(result).contains("cannot be reached"), "\(result.stderr)")
+      #expect(elapsed < 30, "the sign-in took \(elapsed) s")
     }
   }
 }

@@ -145,7 +145,9 @@ struct PAMSignin {
   private func walk(_ config: SigninConfig, user: String, service: String, password: String?, conversation: PAMConversation) -> WalkResult {
     if let cacert = config.cacert, access(cacert, R_OK) != 0 { return .failed("cannot read the cacert \(cacert)") }
     let tree = config.tree(service: service)
-    let requestTimeout = min(30, config.timeoutSeconds)
+    // Each request gets a third of the whole at most: a server that does not answer one is
+    // "unreachable" (the offline path), with time left for it.
+    let requestTimeout = min(30, config.timeoutSeconds / 3)
     var login = Login(
       endpoint: AuthenticateEndpoint(server: config.server, realm: config.realm, tree: tree),
       transport: Login.transport(HTTPClient(timeout: requestTimeout, caFile: config.cacert)))

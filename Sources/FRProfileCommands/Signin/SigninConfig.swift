@@ -1,3 +1,5 @@
+import ArgumentParser
+import ProfileCLI
 import ProfileJSON
 import StateStore
 
@@ -97,8 +99,10 @@ struct SigninConfig: Equatable {
     }
     var config = SigninConfig(
       server: try text("server", required: true)!, realm: try text("realm", required: true)!, tree: try text("tree", required: true)!)
-    guard config.server.hasPrefix("https://") || config.server.hasPrefix("http://127.0.0.1") || config.server.hasPrefix("http://localhost")
-    else { throw bad("\"server\" must be an https:// URL (plain http only on this machine)") }
+    // The command line's rule: https, or plain http to this machine only.
+    do { _ = try AMServerURL(config.server, credential: "the password", insecureHTTP: false) } catch {
+      throw bad("\"server\": \(error.message)")
+    }
     config.cacert = try text("cacert")
     if let cacert = config.cacert, !cacert.hasPrefix("/") { throw bad("\"cacert\" must be an absolute path") }
     if let services = object["services"] {
