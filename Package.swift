@@ -167,7 +167,7 @@ let package = Package(
     // profile, binding and attestation all use it.
     .target(
       name: "DeviceIdentity",
-      dependencies: ["StateStore", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ProfileJSON", "StateStore", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: fuzzed
     ),
     .testTarget(

@@ -101,22 +101,13 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     var iterator = Array(text.utf8).makeIterator()
     while let byte = iterator.next() {
       if byte == UInt8(ascii: "%") {
-        guard let high = iterator.next().flatMap(hexDigit), let low = iterator.next().flatMap(hexDigit) else { return nil }
+        guard let high = iterator.next().flatMap(Hex.digitValue), let low = iterator.next().flatMap(Hex.digitValue) else { return nil }
         bytes.append(high << 4 | low)
       } else {
         bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
       }
     }
     return String(validating: bytes, as: UTF8.self)
-  }
-
-  private static func hexDigit(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
   }
 
   /// RFC 3986 unreserved characters kept, every other byte percent-encoded: the one encoder of

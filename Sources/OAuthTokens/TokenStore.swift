@@ -32,7 +32,7 @@ public final class TokenStore {
     while base.hasSuffix("/") { base.removeLast() }
     let key = [base, AuthenticateRealm.normalized(realm), clientId].joined(separator: "\n")
     let digest = SHA256.hash(data: Array(key.utf8))
-    return Array(digest).prefix(16).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + ".json"
+    return Hex.encode(Array(digest).prefix(16)) + ".json"
   }
 
   /// Runs `body` holding the store's exclusive lock (a `flock` that goes with the process, so a

@@ -304,7 +304,7 @@ extension FRProfile {
       var values: [Int: [UInt8]] = [:]
       for (key, value) in object.members {
         guard let pcr = Int(key), String(pcr) == key, (0..<24).contains(pcr), let text = value.stringValue,
-          let bytes = text.utf8.count == 64 ? hexBytes(text) : Base64URL.decode(text), bytes.count == 32
+          let bytes = text.utf8.count == 64 ? Hex.decode(text) : Base64URL.decode(text), bytes.count == 32
         else {
           throw Failure(
             .dataError, "\(path): \"\(PrintableText.line(key, limit: 10))\" is not a PCR number with a SHA-256 value (hex or base64url).")
@@ -312,18 +312,6 @@ extension FRProfile {
         values[pcr] = bytes
       }
       return values
-    }
-
-    /// Lower- or upper-case hex digits (ASCII only), two per byte.
-    static func hexBytes(_ text: String) -> [UInt8]? {
-      let digits = Array(text.utf8)
-      guard digits.count % 2 == 0 else { return nil }
-      var bytes: [UInt8] = []
-      for index in stride(from: 0, to: digits.count, by: 2) {
-        guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
-        bytes.append(high << 4 | low)
-      }
-      return bytes
     }
 
     static func parseJSON(_ bytes: [UInt8], from path: String) throws -> JSON {
@@ -349,16 +337,7 @@ extension FRProfile {
     /// An EK name in hex (34 bytes: 000b and a SHA-256), ASCII digits only: `Character.isHexDigit`
     /// also accepts full-width digits, which `UInt8(_:radix:)` does not (a crash).
     static func hex(_ text: String) -> [UInt8]? {
-      text.utf8.count == 68 ? hexBytes(text) : nil
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-      switch digit {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-      default: nil
-      }
+      text.utf8.count == 68 ? Hex.decode(text) : nil
     }
   }
 }

@@ -158,7 +158,7 @@ extension FRProfile.Attest {
         } catch {
           throw FRProfile.Attest.failure(error, file: nil)
         }
-        let ekName = hexString(pending.endorsementKeyName)
+        let ekName = Hex.encode(pending.endorsementKeyName)
         if json {
           try printOutput(
             JSONWriter.compact([
@@ -187,7 +187,7 @@ extension FRProfile.Attest {
         if error.check == .malformed { throw Failure(.dataError, "\(path): \(error.reason).") }
         throw Failure(.negative, "refused (\(error.check.rawValue)): \(error.reason).")
       }
-      let ekName = hexString(pending.endorsementKeyName)
+      let ekName = Hex.encode(pending.endorsementKeyName)
       if json {
         try printOutput(
           JSONWriter.compact([
