@@ -9,9 +9,6 @@ import ProfileJSON
 
 /// Time and names the binder writes: its clocks, the kid of a new key, `createdAt`.
 extension DeviceBinder {
-  /// Seconds on CLOCK_MONOTONIC (deadlines do not move with the wall clock).
-  package static func monotonicNow() -> Double { JourneyWalker.monotonicSeconds() }
-
   package static func wallClock() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_REALTIME, &time)

@@ -1,4 +1,5 @@
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -158,7 +159,7 @@ public struct JourneyWalker {
   /// no limit. It is checked before each post and after each answer.
   public var maximumTime: Double?
   /// The clock, in seconds (monotonic); replaceable in tests.
-  public var now: () -> Double = JourneyWalker.monotonicSeconds
+  public var now: () -> Double = monotonicSeconds
 
   public init(
     post: @escaping (_ url: String, _ body: [UInt8]) throws -> (status: Int, body: [UInt8]),
@@ -211,13 +212,6 @@ public struct JourneyWalker {
       }
     }
     throw JourneyError.tooManySteps(maximumSteps)
-  }
-
-  /// Seconds on the monotonic clock.
-  public static func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
   }
 
   /// The first line of a non-JSON body, shortened, for an error message.

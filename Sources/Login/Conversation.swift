@@ -6,7 +6,7 @@ public protocol Conversation: AnyObject {
   var canAsk: Bool { get }
   /// Shows `prompt` and reads one line; with `echo` false what is typed is not shown. Nil when
   /// there is no answer: the person closed the input, or `deadline` (CLOCK_MONOTONIC seconds,
-  /// as `JourneyWalker.monotonicSeconds()`) passed first.
+  /// as `monotonicSeconds()`) passed first.
   func ask(_ prompt: String, echo: Bool, deadline: Double?) -> String?
   /// Shows `text` as `kind` says.
   func show(_ text: String, as kind: MessageKind)

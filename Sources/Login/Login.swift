@@ -2,6 +2,7 @@ import Journey
 import JourneyHTTP
 import OAuthTokens
 import ProfileJSON
+import SystemCalls
 
 /// Sends one journey request: the body to `url` with `headers`, within `timeout` seconds;
 /// returns the status and body of the response.
@@ -61,13 +62,13 @@ public struct Login {
     let requestTimeout = requestTimeout
     let transport = transport
     let trace = trace
-    let started = JourneyWalker.monotonicSeconds()
+    let started = monotonicSeconds()
     answerer.deadline = started + maximumTime
     let timeLimit = LoginError(.timeLimit, JourneyError.timeLimit(seconds: maximumTime).description)
     var walker = JourneyWalker(
       post: { url, body in
         trace?("POST \(url)")
-        let left = maximumTime - (JourneyWalker.monotonicSeconds() - started)
+        let left = maximumTime - (monotonicSeconds() - started)
         guard left > 0 else { throw timeLimit }
         let response: (status: Int, body: [UInt8])
         do {

@@ -1,5 +1,6 @@
 import Journey
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -427,7 +428,7 @@ public final class LoginAnswerer {
   private func wait(milliseconds: Int, message: String) {
     if !message.isEmpty, shown.insert("wait:" + message).inserted { conversation.show(printable(message), as: .information) }
     var seconds = Double(min(milliseconds, 600_000)) / 1000
-    if let deadline { seconds = min(seconds, max(0, deadline - JourneyWalker.monotonicSeconds())) }
+    if let deadline { seconds = min(seconds, max(0, deadline - monotonicSeconds())) }
     var left = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
     var rest = timespec()
     while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }

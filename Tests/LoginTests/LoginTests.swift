@@ -1,6 +1,7 @@
 import Journey
 import Login
 import ProfileJSON
+import SystemCalls
 import Testing
 
 /// The login use case in-process: a scripted AM (the transport), answer sources, a conversation
@@ -198,13 +199,13 @@ import Testing
     var login = Login(endpoint: Self.endpoint, transport: am.transport)
     login.maximumTime = 0.3
     let person = Person()
-    let started = JourneyWalker.monotonicSeconds()
+    let started = monotonicSeconds()
     #expect {
       try login.walk(answerer: LoginAnswerer(sources: [], conversation: person))
     } throws: { error in
       (error as? LoginError)?.code == .timeLimit
     }
-    #expect(JourneyWalker.monotonicSeconds() - started < 30)
+    #expect(monotonicSeconds() - started < 30)
     #expect(person.shown.map(\.0) == ["Approve on your phone"] && person.shown.first?.1 == .information)
   }
 

@@ -6,6 +6,7 @@ import Login
 import OAuthTokens
 import ProfileCLI
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -185,7 +186,7 @@ extension FRProfile {
         }
         // The lock is waited for up to --max-time: another run may be logging in (at its
         // terminal), and this one then takes the tokens that login stores.
-        let deadline = JourneyWalker.monotonicSeconds() + maxTime
+        let deadline = monotonicSeconds() + maxTime
         let result = try oauthFailures({ $0 }) {
           try manager.validTokens(margin: minValidity, until: deadline) { stale, reason in
             try logInAgain(stale, reason: reason, client: client, http: http, serverHost: server.host)
