@@ -276,11 +276,7 @@ extension FRProfile {
     struct P256KeyText {
       var x: String
       var y: String
-      init(_ key: P256.Signing.PublicKey) {
-        let raw = Array(key.rawRepresentation)
-        x = Base64URL.encode(raw.prefix(32))
-        y = Base64URL.encode(raw.suffix(32))
-      }
+      init(_ key: P256.Signing.PublicKey) { (x, y) = P256JWK.coordinates(raw: Array(key.rawRepresentation)) }
     }
 
     /// A verifier's refusal: exit 1 naming the check; malformed input: exit 65 naming the file.

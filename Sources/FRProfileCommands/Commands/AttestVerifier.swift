@@ -163,7 +163,7 @@ extension FRProfile.Attest {
           try printOutput(
             JSONWriter.compact([
               "verified": true, "ekName": .string(ekName), "ekCertified": .bool(pending.endorsementCertified),
-              "key": ["kty": "EC", "crv": "P-256", "x": .string(key.x), "y": .string(key.y)],
+              "key": .object(P256JWK.members(x: key.x, y: key.y)),
             ]) + "\n")
         } else {
           try printOutput(

@@ -306,11 +306,7 @@ extension FRProfile {
     }
 
     /// The claims of an ID token the token store holds (verified when it arrived).
-    static func claims(_ token: String) -> JSONObject? {
-      let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-      guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])) else { return nil }
-      return (try? JSONParser.parse(bytes))?.objectValue
-    }
+    static func claims(_ token: String) -> JSONObject? { CompactJWS.unverifiedClaims(token) }
 
     /// The ExecCredential version kubectl asks for (KUBERNETES_EXEC_INFO), v1 or v1beta1.
     static func execCredentialVersion() -> String {
