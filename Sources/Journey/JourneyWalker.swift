@@ -87,12 +87,15 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
   /// top-level realm (`root`, `/` or empty), `/realms/root/realms/alpha/realms/staff` for
   /// `alpha/staff`.
   public static func realmPath(_ realm: String) -> String {
-    var path = "/realms/root"
+    realmNames(realm).reduce("/realms/root") { $0 + "/realms/" + percentEncoded($1) }
+  }
+
+  /// The realm's names below the top-level realm, not encoded: `[]` for `root`, `/` or empty,
+  /// `["alpha", "staff"]` for `alpha/staff` and `/root/alpha/staff`. The one reading of a
+  /// realm option: `realmPath` and the token store's file names use it.
+  package static func realmNames(_ realm: String) -> [String] {
     let parts = realm.split(separator: "/").map(String.init).filter { !$0.isEmpty }
-    for (offset, part) in parts.enumerated() where !(offset == 0 && part == "root") {
-      path += "/realms/" + percentEncoded(part)
-    }
-    return path
+    return parts.first == "root" ? Array(parts.dropFirst()) : parts
   }
 
   /// `%XX` decoded (and `+` as a space, as in a query); nil for a malformed escape or text that
