@@ -1,5 +1,6 @@
 import Journey
 import Login
+import OAuthTokens
 import ProfileJSON
 import SystemCalls
 import Testing
@@ -13,12 +14,12 @@ import Testing
     var posted: [JSON] = []
     var headers: [String] = []
     init(_ pages: [(Int, String)]) { self.pages = pages }
-    var transport: JourneyTransport {
-      { _, headers, body, _ in
-        self.headers = headers
-        self.posted.append(try JSONParser.parse(body))
+    var transport: OAuthTransport {
+      { request in
+        self.headers = request.headers
+        self.posted.append(try JSONParser.parse(request.body))
         let (status, page) = self.pages.removeFirst()
-        return (status, Array(page.utf8))
+        return OAuthResponse(status: status, body: Array(page.utf8))
       }
     }
   }

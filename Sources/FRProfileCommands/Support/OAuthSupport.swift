@@ -2,6 +2,7 @@ import ArgumentParser
 import Collectors
 import DeviceIdentity
 import JourneyHTTP
+import Login
 import OAuthTokens
 import ProfileCLI
 import ProfileJSON
@@ -107,15 +108,13 @@ struct TokenServerOptions: ParsableArguments {
 
 /// The HTTP client as the OAuth 2.0 client's transport.
 func curlTransport(_ client: HTTPClient, verbose: Bool) -> OAuthTransport {
-  { request in
-    if verbose { detail("\(request.method) \(OAuthClient.base(of: request.url))") }
-    let response: HTTPResponse
-    switch request.method {
-    case "GET": response = try client.get(request.url, headers: request.headers + ["Expect:"])
-    default: response = try client.post(request.url, headers: request.headers + ["Expect:"], body: request.body)
-    }
-    if verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
-    return OAuthResponse(status: response.status, body: response.body, location: response.location)
+  let transport = Login.transport(client)
+  guard verbose else { return transport }
+  return { request in
+    detail("\(request.method) \(OAuthClient.base(of: request.url))")
+    let response = try transport(request)
+    detail("HTTP \(response.status), \(response.body.count) bytes")
+    return response
   }
 }
 
