@@ -45,18 +45,9 @@ extension FRProfile {
     /// The client options: the state directory (where the AK is kept) and the TPM.
     struct ClientOptions: ParsableArguments {
       @OptionGroup var options: ProfileOptions
-      @Option(
-        name: .customLong("tcti"),
-        help: ArgumentHelp(
-          "The TPM, in tpm2-tss's loader syntax (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
-      var tcti: String?
-      @Option(
-        name: .shortAndLong, help: ArgumentHelp("Write the JSON to FILE instead of stdout ('-': stdout).", valueName: "FILE"),
-        completion: .file())
-      var output: String?
-      @Option(
-        name: .customLong("max-time"), help: ArgumentHelp("Seconds the command may take, the TPM's answers included.", valueName: "SECONDS")
-      )
+      @OptionGroup var tpm: TPMOptions
+      @OptionGroup var output: OutputFileOption
+      @Option(name: .customLong("max-time"), help: TimeLimitHelp.maxTime)
       var maxTime: Double = 120
 
       func validate() throws {
@@ -72,7 +63,7 @@ extension FRProfile {
           "attest \(verb) did not end within --max-time (\(JSONWriter.formatNumber(maxTime)) s): the TPM stopped answering? Raise --max-time if it is slow."
         )
         let directory = try options.settings.keyStore().directory
-        let connection = ProcessTPM.connection(try TPMExit.tcti(option: tcti), stateDirectory: directory, responseTimeout: maxTime)
+        let connection = ProcessTPM.connection(try tpm.resolved(), stateDirectory: directory, responseTimeout: maxTime)
         return TPMAttester(connection: connection, stateDirectory: directory)
       }
     }
@@ -253,7 +244,7 @@ extension FRProfile {
       func run() throws {
         try reportingFailures {
           let request = BootQuoteRequest(nonce: Base64URL.decode(nonce) ?? [])
-          let tcti = try TPMExit.tcti(option: client.tcti)
+          let tcti = try client.tpm.resolved()
           let log = FirmwareEventLog.read(path: eventLog, tcti: tcti)
           if let eventLog, eventLog != "none", case .missing(let why) = log { throw Failure(.noInput, "--event-log: \(why).") }
           let attester = try client.attester("quote")
@@ -325,9 +316,8 @@ extension FRProfile {
       }
     }
 
-    static func write(_ document: JSON, to output: String?) throws {
-      let text = JSONWriter.compact(document) + "\n"
-      if let output, output != "-" { try writeFileAtomically(output, text) } else { try printOutput(text) }
+    static func write(_ document: JSON, to output: OutputFileOption) throws {
+      try output.emit(text: JSONWriter.compact(document) + "\n")
     }
 
     /// An EK name in hex (34 bytes: 000b and a SHA-256), ASCII digits only: `Character.isHexDigit`

@@ -42,9 +42,7 @@ extension FRProfile.Attest {
     var trustedEndorsementKeys: [String] = []
     @Option(help: ArgumentHelp("Where to write the verifier's state for 'attest verify'.", valueName: "FILE"), completion: .file())
     var state: String
-    @Option(
-      name: .shortAndLong, help: ArgumentHelp("Write the challenge to FILE instead of stdout.", valueName: "FILE"), completion: .file())
-    var output: String?
+    @OptionGroup var output: OutputFileOption
 
     func validate() throws {
       guard roots != nil || !trustedEndorsementKeys.isEmpty else {
