@@ -175,7 +175,7 @@ let package = Package(
     // profile, binding and attestation all use it.
     .target(
       name: "DeviceIdentity",
-      dependencies: ["StateStore", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ProfileJSON", "StateStore", "SystemCalls", "TPMProtocol", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: fuzzed
     ),
     .testTarget(
@@ -193,9 +193,9 @@ let package = Package(
     // flags (RTLD_NOW | RTLD_LOCAL) and one wording of "cannot be loaded".
     .target(name: "CLoader"),
     // AM's authenticate protocol for journey clients: steps, callbacks, the walk, server text
-    // made printable. Only the JSON value: an embedder who needs the protocol pulls no
-    // libudev or swift-crypto.
-    .target(name: "Journey", dependencies: ["ProfileJSON"], swiftSettings: fuzzed),
+    // made printable. Only the JSON value and SystemCalls' clock: an embedder who needs the
+    // protocol pulls no libudev or swift-crypto.
+    .target(name: "Journey", dependencies: ["ProfileJSON", "SystemCalls"], swiftSettings: fuzzed),
     // OAuth 2.0 / OpenID Connect after a journey (issue 27): the authorization code flow with
     // PKCE from the SSO token, ID token verification against the realm's JWKS, refresh under a
     // lock, revocation, AM's session logout, and the 0600 token store. The transport is the
@@ -215,7 +215,8 @@ let package = Package(
     // session traded for tokens. `journey`, `token` and the PAM helper run it; no collectors.
     .target(name: "Login", dependencies: ["Journey", "JourneyHTTP", "OAuthTokens", "ProfileJSON", "SystemCalls"]),
     .testTarget(
-      name: "LoginTests", dependencies: ["Login", "Journey", "OAuthTokens", "ProfileJSON", "TestSupport"], swiftSettings: testCode),
+      name: "LoginTests", dependencies: ["Login", "Journey", "OAuthTokens", "ProfileJSON", "SystemCalls", "TestSupport"],
+      swiftSettings: testCode),
     // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
     // protocol and Collectors. Collection knows nothing of AM.
     .target(

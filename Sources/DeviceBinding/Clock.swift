@@ -1,4 +1,5 @@
 import Journey
+import ProfileJSON
 
 #if canImport(Glibc)
   import Glibc
@@ -8,9 +9,6 @@ import Journey
 
 /// Time and names the binder writes: its clocks, the kid of a new key, `createdAt`.
 extension DeviceBinder {
-  /// Seconds on CLOCK_MONOTONIC (deadlines do not move with the wall clock).
-  package static func monotonicNow() -> Double { JourneyWalker.monotonicSeconds() }
-
   package static func wallClock() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_REALTIME, &time)
@@ -22,8 +20,7 @@ extension DeviceBinder {
     var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
     bytes[6] = bytes[6] & 0x0F | 0x40
     bytes[8] = bytes[8] & 0x3F | 0x80
-    let hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
-    return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+    return [bytes[0..<4], bytes[4..<6], bytes[6..<8], bytes[8..<10], bytes[10..<16]].map { Hex.encode($0) }.joined(separator: "-")
   }
 
   /// "2026-11-22T17:19:36Z".

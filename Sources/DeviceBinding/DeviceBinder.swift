@@ -17,7 +17,7 @@ import TPMProtocol
 /// argv or the environment — and must not log what they return.
 package protocol PINSource: Sendable {
   /// A new PIN for a binding (a terminal asks twice); nil when the user cancelled.
-  /// `deadline` is the monotonic time (`DeviceBinder.monotonicNow`) by which to give up.
+  /// `deadline` is the monotonic time (`monotonicSeconds()`) by which to give up.
   func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String?
   /// The PIN of an existing key; nil when the user cancelled.
   func existingPIN(prompt: String, deadline: Double) throws(BindingFailure) -> String?
@@ -95,7 +95,7 @@ package struct DeviceBinder: Sendable {
 
   /// When an interaction for a callback with `timeout` seconds must end.
   func deadline(timeout: Int) -> Double {
-    min(Self.monotonicNow() + Double(timeout), deadline ?? .infinity)
+    min(monotonicSeconds() + Double(timeout), deadline ?? .infinity)
   }
 
   // MARK: - Answering steps
@@ -263,7 +263,7 @@ package struct DeviceBinder: Sendable {
     var key = key
     key.boundDeviceId = deviceId
     try store.bind(key)
-    if Self.monotonicNow() > deadline {
+    if monotonicSeconds() > deadline {
       try store.delete(kid: key.record.kid)
       throw BindingFailure(.timeout, "binding took longer than the callback's \(request.timeout) s")
     }
@@ -443,7 +443,7 @@ package struct DeviceBinder: Sendable {
   }
 
   func checkDeadline(_ deadline: Double) throws(BindingFailure) {
-    if Self.monotonicNow() > deadline { throw BindingFailure(.timeout, "the user interaction outlasted the callback's timeout") }
+    if monotonicSeconds() > deadline { throw BindingFailure(.timeout, "the user interaction outlasted the callback's timeout") }
   }
 
   // MARK: - Helpers

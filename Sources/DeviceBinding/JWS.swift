@@ -17,13 +17,16 @@ package enum BindingJWS {
 
   /// The public key as the binding header's `jwk`: `kty`, `crv`, `x`, `y`, `use`, `alg`, `kid`.
   package static func jwk(x: String, y: String, kid: String) -> JSON {
-    ["kty": "EC", "crv": "P-256", "x": .string(x), "y": .string(y), "use": "sig", "alg": "ES256", "kid": .string(kid)]
+    var jwk = P256JWK.members(x: x, y: y)
+    jwk["use"] = "sig"
+    jwk["alg"] = "ES256"
+    jwk["kid"] = .string(kid)
+    return .object(jwk)
   }
 
   /// The JWK members `x` and `y` of a P-256 public key.
   package static func coordinates(_ key: P256.Signing.PublicKey) -> (x: String, y: String) {
-    let raw = Array(key.rawRepresentation)  // X ‖ Y, 32 bytes each
-    return (Base64URL.encode(raw[0..<32]), Base64URL.encode(raw[32..<64]))
+    P256JWK.coordinates(raw: Array(key.rawRepresentation))
   }
 
   /// The claims of every binding and signing JWS, built in one place: `sub`, `iss`,
@@ -68,12 +71,10 @@ package enum BindingJWS {
       header["jwk"] = jwk(x: x, y: y, kid: kid)
     }
     let payload = JSONObject(claims.map { (key: $0.0, value: $0.1) })
-    let input = Array(
-      (Base64URL.encode(Array(JSONWriter.compact(.object(header)).utf8)) + "."
-        + Base64URL.encode(Array(JSONWriter.compact(.object(payload)).utf8))).utf8)
+    let input = CompactJWS.signingInput(header: header, claims: payload)
     let signature = try signer(input)
     guard signature.count == 64 else { throw JWSError.badSignature(count: signature.count) }
-    return String(decoding: input, as: UTF8.self) + "." + Base64URL.encode(signature)
+    return CompactJWS.serialized(signingInput: input, signature: signature)
   }
 }
 

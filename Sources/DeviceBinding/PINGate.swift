@@ -1,3 +1,5 @@
+import SystemCalls
+
 /// What stands between a PIN-protected key and its use, with rules of its own apart from the
 /// binding and signing flow (`DeviceBinder`): where PINs come from, which new PINs are
 /// accepted, what wrong PINs cost (the lock policy, counted in the key's record), and what a
@@ -44,7 +46,7 @@ package struct PINGate: Sendable {
   /// No PIN came: `Timeout` when `deadline` has passed (the prompt ran out of time), `Abort`
   /// when the user cancelled before it.
   static func noPIN(deadline: Double) -> BindingFailure {
-    DeviceBinder.monotonicNow() >= deadline
+    monotonicSeconds() >= deadline
       ? BindingFailure(.timeout, "no PIN was given before the callback's timeout")
       : BindingFailure(.abort, "no PIN was given")
   }

@@ -1,4 +1,5 @@
 import Crypto
+import ProfileJSON
 import SystemCalls
 
 /// The profile's `identifier`: `<host>-<key>`, the shape of Android's `ANDROID_ID-sha1hex`.
@@ -13,10 +14,10 @@ public enum DeviceIdentifier {
   public static let appLabel = "fr-profile device identifier v1"
 
   public static func make(machineID: [UInt8]?, publicKeyDER: [UInt8]) -> String {
-    let keyPart = hexString(Insecure.SHA1.hash(data: publicKeyDER))
+    let keyPart = Hex.encode(Insecure.SHA1.hash(data: publicKeyDER))
     guard let machineID else { return keyPart }
     let mac = HMAC<SHA256>.authenticationCode(for: Array(appLabel.utf8), using: SymmetricKey(data: machineID))
-    return String(hexString(mac).prefix(16)) + "-" + keyPart
+    return String(Hex.encode(mac).prefix(16)) + "-" + keyPart
   }
 
   /// The 16 bytes of /etc/machine-id (32 hex digits), or nil when it is missing, empty,
@@ -29,24 +30,8 @@ public enum DeviceIdentifier {
   }
 
   public static func parseMachineID(_ text: String) -> [UInt8]? {
-    let digits = Array(text.utf8)
-    guard digits.count == 32 else { return nil }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(16)
-    for index in stride(from: 0, to: 32, by: 2) {
-      guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
-      bytes.append(high << 4 | low)
-    }
+    guard text.utf8.count == 32, let bytes = Hex.decode(text) else { return nil }
     return bytes.allSatisfy({ $0 == 0 }) ? nil : bytes
-  }
-
-  private static func hexValue(_ digit: UInt8) -> UInt8? {
-    switch digit {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-    default: nil
-    }
   }
 
 }

@@ -1,4 +1,5 @@
 import Crypto
+import ProfileJSON
 import StateStore
 import SystemCalls
 import TPMProtocol
@@ -259,7 +260,7 @@ public struct DeviceKeyStore: Sendable {
     bytes.reserveCapacity(160)
     bytes.append(contentsOf: "fr-profile identifier cache 1\nmachine-id ".utf8)
     if let machineID {
-      appendHex(machineID, to: &bytes)
+      Hex.append(machineID, to: &bytes)
     } else {
       bytes.append(contentsOf: "none".utf8)
     }
@@ -467,22 +468,6 @@ public struct DeviceKeyStore: Sendable {
 
 func publicPEM(_ der: [UInt8]) -> String {
   (try? P256.Signing.PublicKey(derRepresentation: der).pemRepresentation) ?? ""
-}
-
-package func hexString<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
-  var out: [UInt8] = []
-  out.reserveCapacity(bytes.underestimatedCount * 2)
-  appendHex(bytes, to: &out)
-  return String(decoding: out, as: UTF8.self)
-}
-
-/// Lowercase hex digits of `bytes`, two per byte.
-func appendHex<Bytes: Sequence<UInt8>>(_ bytes: Bytes, to out: inout [UInt8]) {
-  let digits: StaticString = "0123456789abcdef"
-  for byte in bytes {
-    out.append(digits.utf8Start[Int(byte >> 4)])
-    out.append(digits.utf8Start[Int(byte & 0xF)])
-  }
 }
 
 /// Cheap framing check run on every read: PEM armour of a private key around base64 text.

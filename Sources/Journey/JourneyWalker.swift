@@ -1,4 +1,5 @@
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -86,12 +87,15 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
   /// top-level realm (`root`, `/` or empty), `/realms/root/realms/alpha/realms/staff` for
   /// `alpha/staff`.
   public static func realmPath(_ realm: String) -> String {
-    var path = "/realms/root"
+    realmNames(realm).reduce("/realms/root") { $0 + "/realms/" + percentEncoded($1) }
+  }
+
+  /// The realm's names below the top-level realm, not encoded: `[]` for `root`, `/` or empty,
+  /// `["alpha", "staff"]` for `alpha/staff` and `/root/alpha/staff`. The one reading of a
+  /// realm option: `realmPath` and the token store's file names use it.
+  package static func realmNames(_ realm: String) -> [String] {
     let parts = realm.split(separator: "/").map(String.init).filter { !$0.isEmpty }
-    for (offset, part) in parts.enumerated() where !(offset == 0 && part == "root") {
-      path += "/realms/" + percentEncoded(part)
-    }
-    return path
+    return parts.first == "root" ? Array(parts.dropFirst()) : parts
   }
 
   /// `%XX` decoded (and `+` as a space, as in a query); nil for a malformed escape or text that
@@ -101,22 +105,13 @@ public struct AuthenticateEndpoint: Sendable, Equatable {
     var iterator = Array(text.utf8).makeIterator()
     while let byte = iterator.next() {
       if byte == UInt8(ascii: "%") {
-        guard let high = iterator.next().flatMap(hexDigit), let low = iterator.next().flatMap(hexDigit) else { return nil }
+        guard let high = iterator.next().flatMap(Hex.digitValue), let low = iterator.next().flatMap(Hex.digitValue) else { return nil }
         bytes.append(high << 4 | low)
       } else {
         bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
       }
     }
     return String(validating: bytes, as: UTF8.self)
-  }
-
-  private static func hexDigit(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
   }
 
   /// RFC 3986 unreserved characters kept, every other byte percent-encoded: the one encoder of
@@ -167,7 +162,7 @@ public struct JourneyWalker {
   /// no limit. It is checked before each post and after each answer.
   public var maximumTime: Double?
   /// The clock, in seconds (monotonic); replaceable in tests.
-  public var now: () -> Double = JourneyWalker.monotonicSeconds
+  public var now: () -> Double = monotonicSeconds
 
   public init(
     post: @escaping (_ url: String, _ body: [UInt8]) throws -> (status: Int, body: [UInt8]),
@@ -220,13 +215,6 @@ public struct JourneyWalker {
       }
     }
     throw JourneyError.tooManySteps(maximumSteps)
-  }
-
-  /// Seconds on the monotonic clock.
-  public static func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
   }
 
   /// The first line of a non-JSON body, shortened, for an error message.

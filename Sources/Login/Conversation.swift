@@ -1,4 +1,5 @@
 import Journey
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -14,7 +15,7 @@ public protocol Conversation: AnyObject {
   var canAsk: Bool { get }
   /// Shows `prompt` and reads one line; with `echo` false what is typed is not shown. Nil when
   /// there is no answer: the person closed the input, or `deadline` (CLOCK_MONOTONIC seconds,
-  /// as `JourneyWalker.monotonicSeconds()`) passed first.
+  /// as `monotonicSeconds()`) passed first.
   func ask(_ prompt: String, echo: Bool, deadline: Double?) -> String?
   /// Shows `text` as `kind` says.
   func show(_ text: String, as kind: MessageKind)
@@ -35,7 +36,7 @@ extension Conversation {
 /// Sleeps `milliseconds` (at most ten minutes), cut at `deadline` (CLOCK_MONOTONIC seconds).
 public func pause(milliseconds: Int, until deadline: Double?) {
   var seconds = Double(min(max(milliseconds, 0), 600_000)) / 1000
-  if let deadline { seconds = min(seconds, max(0, deadline - JourneyWalker.monotonicSeconds())) }
+  if let deadline { seconds = min(seconds, max(0, deadline - monotonicSeconds())) }
   var left = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
   var rest = timespec()
   while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }

@@ -2,12 +2,7 @@ import Journey
 import JourneyHTTP
 import OAuthTokens
 import ProfileJSON
-
-/// Sends one journey request: the body to `url` with `headers`, within `timeout` seconds;
-/// returns the status and body of the response.
-public typealias JourneyTransport = (_ url: String, _ headers: [String], _ body: [UInt8], _ timeout: Double) throws -> (
-  status: Int, body: [UInt8]
-)
+import SystemCalls
 
 /// A login: a journey walked from its endpoint to its end, each step answered by a
 /// `LoginAnswerer` (answer sources, a conversation, the device steps), within a time limit —
@@ -26,28 +21,38 @@ public struct Login {
   /// The client's name in `User-Agent` (the SDKs send their platform's agent; this client
   /// names itself, so AM's logs tell its requests apart).
   public var userAgent = "fr-profile"
-  public var transport: JourneyTransport
+  /// Sends each journey request (a POST with the time the walk has left as its timeout): the
+  /// OAuth 2.0 client's transport shape, so one transport serves the walk and the token trade.
+  public var transport: OAuthTransport
   /// Called with a line for each request and response (a verbose run's detail).
   public var trace: ((String) -> Void)?
 
-  public init(endpoint: AuthenticateEndpoint, transport: @escaping JourneyTransport) {
+  public init(endpoint: AuthenticateEndpoint, transport: @escaping OAuthTransport) {
     self.endpoint = endpoint
     self.transport = transport
   }
 
-  /// libcurl (JourneyHTTP, loaded at the first request) as the transport.
-  public static func transport(_ client: HTTPClient) -> JourneyTransport {
-    { url, headers, body, timeout in
-      let response = try client.post(url, headers: headers, body: body, timeout: timeout)
-      return (response.status, response.body)
+  /// libcurl (JourneyHTTP, loaded at the first request) as the transport of journeys and of the
+  /// OAuth 2.0 client: GET, or the request's method with its body; the request's timeout, else
+  /// the client's; no `Expect: 100-continue` round trip (libcurl 7.x adds it for bodies over
+  /// 1 KiB); redirects returned, not followed.
+  public static func transport(_ client: HTTPClient) -> OAuthTransport {
+    { request in
+      let headers = request.headers + ["Expect:"]
+      let response =
+        request.method == "GET"
+        ? try client.get(request.url, headers: headers, timeout: request.timeout)
+        : try client.post(
+          request.url, headers: headers, body: request.body, timeout: request.timeout,
+          method: request.method == "POST" ? nil : request.method)
+      return OAuthResponse(status: response.status, body: response.body, location: response.location)
     }
   }
 
   /// Every header of a journey request: the SDKs' (`AuthenticateEndpoint.requestHeaders`), the
-  /// agent, no `Expect: 100-continue` round trip (libcurl 7.x adds it for bodies over 1 KiB),
-  /// and the session cookie when one is sent.
+  /// agent, and the session cookie when one is sent.
   public var headers: [String] {
-    var headers = AuthenticateEndpoint.requestHeaders + ["User-Agent: \(userAgent)", "Expect:"]
+    var headers = AuthenticateEndpoint.requestHeaders + ["User-Agent: \(userAgent)"]
     if let session { headers.append("Cookie: \(cookieName)=\(session)") }
     return headers
   }
@@ -61,23 +66,23 @@ public struct Login {
     let requestTimeout = requestTimeout
     let transport = transport
     let trace = trace
-    let started = JourneyWalker.monotonicSeconds()
+    let started = monotonicSeconds()
     answerer.deadline = started + maximumTime
     let timeLimit = LoginError(.timeLimit, JourneyError.timeLimit(seconds: maximumTime).description)
     var walker = JourneyWalker(
       post: { url, body in
         trace?("POST \(url)")
-        let left = maximumTime - (JourneyWalker.monotonicSeconds() - started)
+        let left = maximumTime - (monotonicSeconds() - started)
         guard left > 0 else { throw timeLimit }
-        let response: (status: Int, body: [UInt8])
+        let response: OAuthResponse
         do {
-          response = try transport(url, headers, body, min(requestTimeout, left))
+          response = try transport(OAuthRequest(method: "POST", url: url, headers: headers, body: body, timeout: min(requestTimeout, left)))
         } catch let error as HTTPError {
           if case .timedOut = error, left < requestTimeout { throw timeLimit }
           throw error
         }
         trace?("HTTP \(response.status), \(response.body.count) bytes")
-        return response
+        return (response.status, response.body)
       },
       answer: { step in try answerer.answer(&step) })
     walker.maximumTime = maximumTime

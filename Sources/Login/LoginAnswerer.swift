@@ -1,5 +1,6 @@
 import Journey
 import ProfileJSON
+import SystemCalls
 
 /// Answers the callbacks of each step of a journey — every type the ForgeRock/Ping SDKs answer
 /// (docs/journey.md has the table): from its answer sources in order (values given up front,

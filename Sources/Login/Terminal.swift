@@ -30,7 +30,7 @@ public final class Terminal {
 
   /// Shows `prompt` and reads one line; with `echo` false the typed characters are not shown
   /// (echo is restored even if reading fails). Nil at end of input, or when `deadline`
-  /// (CLOCK_MONOTONIC seconds, as `JourneyWalker.monotonicSeconds()`) passes first.
+  /// (CLOCK_MONOTONIC seconds, as `monotonicSeconds()`) passes first.
   ///
   /// Echo goes off before the prompt is shown, as getpass(3) does: a secret typed (or pasted)
   /// the moment the prompt appears is never echoed, and input typed before it (flushed by
@@ -51,7 +51,7 @@ public final class Terminal {
     var byte: UInt8 = 0
     while true {
       if let deadline {
-        let left = deadline - JourneyWalker.monotonicSeconds()
+        let left = deadline - monotonicSeconds()
         if left <= 0 { return nil }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         // Rounded up: a wait cut to whole milliseconds below `left` would end just before the

@@ -37,10 +37,7 @@ public struct JSONWebKeySet: Sendable {
       else { return nil }
       return Entry(kid: kid, alg: alg, key: .rsa(key))
     case "EC":
-      guard object["crv"]?.stringValue == "P-256", let x = object["x"]?.stringValue.flatMap(Base64URL.decode),
-        let y = object["y"]?.stringValue.flatMap(Base64URL.decode), x.count == 32, y.count == 32,
-        let key = try? P256.Signing.PublicKey(rawRepresentation: x + y)
-      else { return nil }
+      guard let raw = P256JWK.raw(object), let key = try? P256.Signing.PublicKey(rawRepresentation: raw) else { return nil }
       return Entry(kid: kid, alg: alg, key: .p256(key))
     default:
       return nil
@@ -66,19 +63,20 @@ public struct IDToken: Sendable {
     _ compact: String, keys: JSONWebKeySet, issuer: String, clientId: String, nonce: String?, now: Double, leeway: Double = 60
   ) throws(IDTokenError) -> IDToken {
     guard compact.utf8.count <= maximumSize else { throw .malformed("larger than \(maximumSize) bytes") }
-    let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 3 else { throw .malformed("\(parts.count) parts instead of 3") }
-    guard let headerBytes = Base64URL.decode(String(parts[0])), case .object(let header)? = try? JSONParser.parse(headerBytes) else {
-      throw .malformed("the header is not base64url JSON")
+    let jws: CompactJWS
+    do throws(CompactJWS.Malformed) { jws = try CompactJWS(compact) } catch {
+      switch error {
+      case .parts(let count): throw .malformed("\(count) parts instead of 3")
+      case .header: throw .malformed("the header is not base64url JSON")
+      case .payload: throw .malformed("the payload is not base64url JSON")
+      case .signature: throw .malformed("the signature is not base64url")
+      }
     }
-    guard let claimBytes = Base64URL.decode(String(parts[1])), case .object(let claims)? = try? JSONParser.parse(claimBytes) else {
-      throw .malformed("the payload is not base64url JSON")
-    }
-    guard let signature = Base64URL.decode(String(parts[2])) else { throw .malformed("the signature is not base64url") }
+    let (header, claims, signature) = (jws.header, jws.claims, jws.signature)
     guard header["crit"] == nil else { throw .malformed("it has critical header extensions (crit)") }
     let alg = header["alg"]?.stringValue ?? "(none)"
     let kid = header["kid"]?.stringValue
-    let input = Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8)
+    let input = jws.signingInput
     let candidates = keys.keys.filter { entry in
       (kid == nil || entry.kid == kid) && (entry.alg == nil || entry.alg == alg)
     }

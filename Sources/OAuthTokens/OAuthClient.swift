@@ -235,9 +235,7 @@ public final class OAuthClient {
 
   /// The subject of an ID token stored earlier (it was verified when it arrived).
   static func unverifiedSubject(_ token: String) -> String? {
-    let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])) else { return nil }
-    return (try? JSONParser.parse(bytes))?["sub"]?.stringValue
+    CompactJWS.unverifiedClaims(token)?["sub"]?.stringValue
   }
 
   /// The OAuth error of a refused token or revocation request (RFC 6749 §5.2).

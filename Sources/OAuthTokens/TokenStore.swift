@@ -1,4 +1,5 @@
 import Crypto
+import Journey
 import ProfileJSON
 import StateStore
 
@@ -30,9 +31,9 @@ public final class TokenStore {
   public static func fileName(server: String, realm: String, clientId: String) -> String {
     var base = server
     while base.hasSuffix("/") { base.removeLast() }
-    let key = [base, AuthenticateRealm.normalized(realm), clientId].joined(separator: "\n")
+    let key = [base, AuthenticateEndpoint.realmNames(realm).joined(separator: "/"), clientId].joined(separator: "\n")
     let digest = SHA256.hash(data: Array(key.utf8))
-    return Array(digest).prefix(16).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + ".json"
+    return Hex.encode(Array(digest).prefix(16)) + ".json"
   }
 
   /// Runs `body` holding the store's exclusive lock (a `flock` that goes with the process, so a
@@ -158,13 +159,5 @@ public struct TokenStoreError: Error, Sendable, Hashable, CustomStringConvertibl
   /// A token file that does not parse.
   public static func corrupt(path: String, reason: StoredTokensError) -> Self {
     Self(.corrupt, path: path, reason: reason, "the token file \(path) cannot be read: \(reason)")
-  }
-}
-
-/// The realm as its path segments (`root`, `/` and empty are the top-level realm).
-enum AuthenticateRealm {
-  static func normalized(_ realm: String) -> String {
-    let parts = realm.split(separator: "/").filter { !$0.isEmpty }
-    return (parts.first == "root" ? Array(parts.dropFirst()) : Array(parts)).joined(separator: "/")
   }
 }

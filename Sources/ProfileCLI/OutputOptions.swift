@@ -48,3 +48,42 @@ package struct OutputOptions: ParsableArguments {
     if let file { try writeFileAtomically(file, text, mode: mode) } else { try printOutput(text) }
   }
 }
+
+/// `-o FILE` alone, for the commands whose output has no format flags (the `attest` documents):
+/// written atomically with mode 0644 instead of to stdout (`-o -` is stdout).
+package struct OutputFileOption: ParsableArguments {
+  @Option(
+    name: .shortAndLong, help: ArgumentHelp("Write the JSON to FILE atomically instead of stdout ('-': stdout).", valueName: "FILE"),
+    completion: .file())
+  package var output: String?
+
+  package init() {}
+
+  /// The file to write, or nil for standard output.
+  package var file: String? { output == "-" ? nil : output }
+
+  /// Writes `text` (already ending in a newline) to the file or stdout.
+  package func emit(text: String) throws {
+    if let file { try writeFileAtomically(file, text) } else { try printOutput(text) }
+  }
+}
+
+/// `-o FILE` for a credential (an access token, a key): as `OutputFileOption`, but the file
+/// gets mode 0600.
+package struct CredentialOutputFileOption: ParsableArguments {
+  @Option(
+    name: .shortAndLong,
+    help: ArgumentHelp("Write the result to FILE atomically (mode 0600) instead of stdout ('-': stdout).", valueName: "FILE"),
+    completion: .file())
+  package var output: String?
+
+  package init() {}
+
+  /// The file to write, or nil for standard output.
+  package var file: String? { output == "-" ? nil : output }
+
+  /// Writes `text` (already ending in a newline) to the file (mode 0600) or stdout.
+  package func emit(text: String) throws {
+    if let file { try writeFileAtomically(file, text, mode: 0o600) } else { try printOutput(text) }
+  }
+}

@@ -399,7 +399,7 @@
     case UInt8(ascii: "u"):
       for _ in 0..<4 {
         guard p < end else { throw error(.truncatedUnicodeEscape, at: start) }
-        guard Self.hexDigit(p.pointee) != nil else { throw error(.invalidUnicodeEscape, at: start) }
+        guard Hex.digitValue(p.pointee) != nil else { throw error(.invalidUnicodeEscape, at: start) }
         p += 1
       }
     default: throw error(.invalidEscape(byte), at: start)
@@ -420,19 +420,10 @@
     p += length
   }
 
-  @inlinable @inline(__always) static func hexDigit(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - 0x30
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - 0x57
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - 0x37
-    default: nil
-    }
-  }
-
   /// The value of four validated hex digits at `raw[index]`.
   static func hexValue(_ raw: UnsafeBufferPointer<UInt8>, _ index: Int) -> UInt16 {
     var value: UInt16 = 0
-    for offset in 0..<4 { value = value << 4 | UInt16(hexDigit(raw[index + offset])!) }
+    for offset in 0..<4 { value = value << 4 | UInt16(Hex.digitValue(raw[index + offset])!) }
     return value
   }
 

@@ -64,8 +64,6 @@ public enum JSONWriter {
     out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * level))
   }
 
-  private static let hexDigits = Array("0123456789abcdef".utf8)
-
   /// Writes a JSON string literal with `JSON.stringify`'s escapes.
   public static func writeString(_ string: String, into out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
@@ -88,8 +86,7 @@ public enum JSONWriter {
         case 0x09: out.append(UInt8(ascii: "t"))
         default:
           out.append(contentsOf: "u00".utf8)
-          out.append(hexDigits[Int(byte >> 4)])
-          out.append(hexDigits[Int(byte & 0xF)])
+          Hex.append(CollectionOfOne(byte), to: &out)
         }
       }
       if run < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...])) }

@@ -408,9 +408,7 @@ package final class StateDirectory {
     while true {
       if flock(fd, LOCK_EX | LOCK_NB) == 0 { return lock }
       guard errno == EWOULDBLOCK || errno == EINTR else { throw .cannotLock(path: path, errno: errno) }
-      var now = timespec()
-      clock_gettime(CLOCK_MONOTONIC, &now)
-      if Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 >= deadline { return nil }
+      if monotonicSeconds() >= deadline { return nil }
       var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
       nanosleep(&pause, nil)
     }

@@ -184,3 +184,12 @@ private func linkUnnamed(_ fd: Int32, in directory: Int32, as target: String?, p
 private func temporaryName(_ prefix: String) -> String {
   prefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
 }
+
+/// Seconds on CLOCK_MONOTONIC: the one clock of the package's deadlines and timeouts (journey
+/// and login time limits, PIN lockouts, lock waits, TPM retries), which does not move with the
+/// wall clock.
+public func monotonicSeconds() -> Double {
+  var now = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &now)
+  return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}

@@ -119,7 +119,7 @@ public struct AttestationVerifier: Sendable {
   public static func verify(jws: String, attestationKey: TPMPublic, challenge expected: String? = nil) throws(AttestationError)
     -> P256.Signing.PublicKey
   {
-    let token = try CompactJWS(jws)
+    let token = try CompactJWS.es256(jws)
     guard let challenge = token.claims["challenge"]?.stringValue else { throw .malformed("the JWS has no challenge claim") }
     if let expected, challenge != expected { throw .wrongNonce }
     guard let claim = token.claims[AttestationProtocol.evidenceClaim] else { throw .noEvidence }
@@ -142,24 +142,14 @@ public struct AttestationVerifier: Sendable {
   }
 }
 
-/// A compact ES256 JWS, as far as the verifier reads it.
-struct CompactJWS {
-  let header: JSONObject
-  let claims: JSONObject
-  let signingInput: [UInt8]
-  let signature: [UInt8]
-
-  init(_ text: String) throws(AttestationError) {
-    let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-    guard parts.count == 3, let header = Base64URL.decode(parts[0]), let claims = Base64URL.decode(parts[1]),
-      let signature = Base64URL.decode(parts[2]), case .object(let headerObject)? = try? JSONParser.parse(header),
-      case .object(let claimsObject)? = try? JSONParser.parse(claims)
-    else { throw .malformed("not a compact JWS") }
-    guard headerObject["alg"]?.stringValue == "ES256" else { throw .unsupported("a JWS not signed with ES256") }
-    self.header = headerObject
-    self.claims = claimsObject
-    self.signingInput = Array((parts[0] + "." + parts[1]).utf8)
-    self.signature = signature
+/// A compact ES256 JWS, as far as the verifier reads it (ProfileJSON's `CompactJWS` splits and
+/// decodes it).
+extension CompactJWS {
+  static func es256(_ text: String) throws(AttestationError) -> CompactJWS {
+    let jws: CompactJWS
+    do throws(CompactJWS.Malformed) { jws = try CompactJWS(text) } catch { throw .malformed("not a compact JWS") }
+    guard jws.header["alg"]?.stringValue == "ES256" else { throw .unsupported("a JWS not signed with ES256") }
+    return jws
   }
 
   func verifies(with key: P256.Signing.PublicKey) -> Bool {
@@ -169,10 +159,9 @@ struct CompactJWS {
 
   /// An EC P-256 JWK's key.
   static func key(_ jwk: JSONObject) throws(AttestationError) -> P256.Signing.PublicKey {
-    guard jwk["kty"]?.stringValue == "EC", jwk["crv"]?.stringValue == "P-256", let x = jwk["x"]?.stringValue.flatMap(Base64URL.decode),
-      let y = jwk["y"]?.stringValue.flatMap(Base64URL.decode), x.count == 32, y.count == 32,
-      let key = try? P256.Signing.PublicKey(rawRepresentation: x + y)
-    else { throw .malformed("the JWS's jwk is not an EC P-256 key") }
+    guard let raw = P256JWK.raw(jwk), let key = try? P256.Signing.PublicKey(rawRepresentation: raw) else {
+      throw .malformed("the JWS's jwk is not an EC P-256 key")
+    }
     return key
   }
 }

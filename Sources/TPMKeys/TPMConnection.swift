@@ -2,6 +2,7 @@ import DeviceIdentity
 import ProfileJSON
 import StateStore
 import Synchronization
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -49,8 +50,7 @@ public final class TPMConnection: Sendable {
   /// that failed (no TPM answers) is closed, and the next call opens a new one.
   public func run<T: Sendable>(budget: Double = 10, _ body: (TPMContext) throws(TPMError) -> T) throws(TPMError) -> T {
     try context.withLock { (open: inout TPMContext?) throws(TPMError) -> T in
-      var start = timespec()
-      clock_gettime(CLOCK_MONOTONIC, &start)
+      let start = monotonicSeconds()
       var pause = 0.01
       while true {
         let tpm: TPMContext
@@ -68,9 +68,7 @@ public final class TPMConnection: Sendable {
         } catch let error where error.code == .busy {
           let (call, detail) = (error.call ?? "", error.detail ?? "")
           tpm.flushTransients()
-          var now = timespec()
-          clock_gettime(CLOCK_MONOTONIC, &now)
-          let spent = Double(now.tv_sec - start.tv_sec) + Double(now.tv_nsec - start.tv_nsec) / 1e9
+          let spent = monotonicSeconds() - start
           guard spent + pause < budget else {
             throw .busy(call: call, detail: detail + "; still busy after \(Int(budget)) s of retries")
           }

@@ -1,6 +1,7 @@
 import Collectors
 import DeviceFacts
 import DeviceIdentity
+import ProfileJSON
 import StateStore
 import SystemCalls
 import Testing
@@ -47,7 +48,7 @@ import Testing
     }
 
     static func binding(machineID: [UInt8]?, key: FileIdentity, publicKey: FileIdentity) -> String {
-      let machine = machineID.map { hexString($0) } ?? "none"
+      let machine = machineID.map { Hex.encode($0) } ?? "none"
       return "fr-profile identifier cache 1\nmachine-id \(machine)\nkey \(fileIdentityText(key))\npub \(fileIdentityText(publicKey))\n"
     }
   }

@@ -1,6 +1,8 @@
 import Journey
 import Login
+import OAuthTokens
 import ProfileJSON
+import SystemCalls
 import Testing
 
 /// The login use case in-process: a scripted AM (the transport), answer sources, a conversation
@@ -12,12 +14,12 @@ import Testing
     var posted: [JSON] = []
     var headers: [String] = []
     init(_ pages: [(Int, String)]) { self.pages = pages }
-    var transport: JourneyTransport {
-      { _, headers, body, _ in
-        self.headers = headers
-        self.posted.append(try JSONParser.parse(body))
+    var transport: OAuthTransport {
+      { request in
+        self.headers = request.headers
+        self.posted.append(try JSONParser.parse(request.body))
         let (status, page) = self.pages.removeFirst()
-        return (status, Array(page.utf8))
+        return OAuthResponse(status: status, body: Array(page.utf8))
       }
     }
   }
@@ -198,13 +200,13 @@ import Testing
     var login = Login(endpoint: Self.endpoint, transport: am.transport)
     login.maximumTime = 0.3
     let person = Person()
-    let started = JourneyWalker.monotonicSeconds()
+    let started = monotonicSeconds()
     #expect {
       try login.walk(answerer: LoginAnswerer(sources: [], conversation: person))
     } throws: { error in
       (error as? LoginError)?.code == .timeLimit
     }
-    #expect(JourneyWalker.monotonicSeconds() - started < 30)
+    #expect(monotonicSeconds() - started < 30)
     #expect(person.shown.map(\.0) == ["Approve on your phone"] && person.shown.first?.1 == .information)
   }
 

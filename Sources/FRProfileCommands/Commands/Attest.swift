@@ -45,18 +45,9 @@ extension FRProfile {
     /// The client options: the state directory (where the AK is kept) and the TPM.
     struct ClientOptions: ParsableArguments {
       @OptionGroup var options: ProfileOptions
-      @Option(
-        name: .customLong("tcti"),
-        help: ArgumentHelp(
-          "The TPM, in tpm2-tss's loader syntax (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).", valueName: "CONF"))
-      var tcti: String?
-      @Option(
-        name: .shortAndLong, help: ArgumentHelp("Write the JSON to FILE instead of stdout ('-': stdout).", valueName: "FILE"),
-        completion: .file())
-      var output: String?
-      @Option(
-        name: .customLong("max-time"), help: ArgumentHelp("Seconds the command may take, the TPM's answers included.", valueName: "SECONDS")
-      )
+      @OptionGroup var tpm: TPMOptions
+      @OptionGroup var output: OutputFileOption
+      @Option(name: .customLong("max-time"), help: TimeLimitHelp.maxTime)
       var maxTime: Double = 120
 
       func validate() throws {
@@ -72,7 +63,7 @@ extension FRProfile {
           "attest \(verb) did not end within --max-time (\(JSONWriter.formatNumber(maxTime)) s): the TPM stopped answering? Raise --max-time if it is slow."
         )
         let directory = try options.settings.keyStore().directory
-        let connection = ProcessTPM.connection(try TPMExit.tcti(option: tcti), stateDirectory: directory, responseTimeout: maxTime)
+        let connection = ProcessTPM.connection(try tpm.resolved(), stateDirectory: directory, responseTimeout: maxTime)
         return TPMAttester(connection: connection, stateDirectory: directory)
       }
     }
@@ -253,7 +244,7 @@ extension FRProfile {
       func run() throws {
         try reportingFailures {
           let request = BootQuoteRequest(nonce: Base64URL.decode(nonce) ?? [])
-          let tcti = try TPMExit.tcti(option: client.tcti)
+          let tcti = try client.tpm.resolved()
           let log = FirmwareEventLog.read(path: eventLog, tcti: tcti)
           if let eventLog, eventLog != "none", case .missing(let why) = log { throw Failure(.noInput, "--event-log: \(why).") }
           let attester = try client.attester("quote")
@@ -276,11 +267,7 @@ extension FRProfile {
     struct P256KeyText {
       var x: String
       var y: String
-      init(_ key: P256.Signing.PublicKey) {
-        let raw = Array(key.rawRepresentation)
-        x = Base64URL.encode(raw.prefix(32))
-        y = Base64URL.encode(raw.suffix(32))
-      }
+      init(_ key: P256.Signing.PublicKey) { (x, y) = P256JWK.coordinates(raw: Array(key.rawRepresentation)) }
     }
 
     /// A verifier's refusal: exit 1 naming the check; malformed input: exit 65 naming the file.
@@ -304,7 +291,7 @@ extension FRProfile {
       var values: [Int: [UInt8]] = [:]
       for (key, value) in object.members {
         guard let pcr = Int(key), String(pcr) == key, (0..<24).contains(pcr), let text = value.stringValue,
-          let bytes = text.utf8.count == 64 ? hexBytes(text) : Base64URL.decode(text), bytes.count == 32
+          let bytes = text.utf8.count == 64 ? Hex.decode(text) : Base64URL.decode(text), bytes.count == 32
         else {
           throw Failure(
             .dataError, "\(path): \"\(PrintableText.line(key, limit: 10))\" is not a PCR number with a SHA-256 value (hex or base64url).")
@@ -312,18 +299,6 @@ extension FRProfile {
         values[pcr] = bytes
       }
       return values
-    }
-
-    /// Lower- or upper-case hex digits (ASCII only), two per byte.
-    static func hexBytes(_ text: String) -> [UInt8]? {
-      let digits = Array(text.utf8)
-      guard digits.count % 2 == 0 else { return nil }
-      var bytes: [UInt8] = []
-      for index in stride(from: 0, to: digits.count, by: 2) {
-        guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
-        bytes.append(high << 4 | low)
-      }
-      return bytes
     }
 
     static func parseJSON(_ bytes: [UInt8], from path: String) throws -> JSON {
@@ -341,24 +316,14 @@ extension FRProfile {
       }
     }
 
-    static func write(_ document: JSON, to output: String?) throws {
-      let text = JSONWriter.compact(document) + "\n"
-      if let output, output != "-" { try writeFileAtomically(output, text) } else { try printOutput(text) }
+    static func write(_ document: JSON, to output: OutputFileOption) throws {
+      try output.emit(text: JSONWriter.compact(document) + "\n")
     }
 
     /// An EK name in hex (34 bytes: 000b and a SHA-256), ASCII digits only: `Character.isHexDigit`
     /// also accepts full-width digits, which `UInt8(_:radix:)` does not (a crash).
     static func hex(_ text: String) -> [UInt8]? {
-      text.utf8.count == 68 ? hexBytes(text) : nil
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-      switch digit {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-      default: nil
-      }
+      text.utf8.count == 68 ? Hex.decode(text) : nil
     }
   }
 }

@@ -42,9 +42,7 @@ extension FRProfile.Attest {
     var trustedEndorsementKeys: [String] = []
     @Option(help: ArgumentHelp("Where to write the verifier's state for 'attest verify'.", valueName: "FILE"), completion: .file())
     var state: String
-    @Option(
-      name: .shortAndLong, help: ArgumentHelp("Write the challenge to FILE instead of stdout.", valueName: "FILE"), completion: .file())
-    var output: String?
+    @OptionGroup var output: OutputFileOption
 
     func validate() throws {
       guard roots != nil || !trustedEndorsementKeys.isEmpty else {
@@ -158,12 +156,12 @@ extension FRProfile.Attest {
         } catch {
           throw FRProfile.Attest.failure(error, file: nil)
         }
-        let ekName = hexString(pending.endorsementKeyName)
+        let ekName = Hex.encode(pending.endorsementKeyName)
         if json {
           try printOutput(
             JSONWriter.compact([
               "verified": true, "ekName": .string(ekName), "ekCertified": .bool(pending.endorsementCertified),
-              "key": ["kty": "EC", "crv": "P-256", "x": .string(key.x), "y": .string(key.y)],
+              "key": .object(P256JWK.members(x: key.x, y: key.y)),
             ]) + "\n")
         } else {
           try printOutput(
@@ -187,7 +185,7 @@ extension FRProfile.Attest {
         if error.check == .malformed { throw Failure(.dataError, "\(path): \(error.reason).") }
         throw Failure(.negative, "refused (\(error.check.rawValue)): \(error.reason).")
       }
-      let ekName = hexString(pending.endorsementKeyName)
+      let ekName = Hex.encode(pending.endorsementKeyName)
       if json {
         try printOutput(
           JSONWriter.compact([

@@ -65,12 +65,8 @@ extension FRProfile {
     )
     var moveToTPM = false
 
-    @Option(
-      name: .customLong("tcti"),
-      help: ArgumentHelp(
-        "The TPM for --move-to-tpm, the check and the --reset of a TPM key (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).",
-        valueName: "CONF"))
-    var tcti: String?
+    /// The TPM of --move-to-tpm, the check and the --reset of a TPM key.
+    @OptionGroup var tpm: TPMOptions
 
     func validate() throws {
       if reset && publicKey { throw ValidationError("--reset and --public-key exclude each other.") }
@@ -86,7 +82,7 @@ extension FRProfile {
         // libtss2 is loaded only here, when the identity is (or is to be) in the TPM.
         let blob: [UInt8]?
         do throws(IdentityError) { blob = try store.tpmKeyBlob() } catch { throw Failure(error) }
-        let tcti = try TPMExit.tcti(option: tcti)
+        let tcti = try tpm.resolved()
         var pem: String?
         if moveToTPM {
           try Self.moveToTPM(store: store, existing: blob, tcti: tcti, settings: settings, system: system)

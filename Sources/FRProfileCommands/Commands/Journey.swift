@@ -175,26 +175,15 @@ extension FRProfile {
         "Answer the next ChoiceCallback or ConfirmationCallback with option N (0-based); repeat for several.", valueName: "N"))
     var choices: [Int] = []
 
-    @Option(
-      help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"), completion: .file())
-    var cacert: String?
+    @OptionGroup var connection: AMConnectionOptions
 
-    @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
-    var timeout: Double = 30
-
-    @Option(
-      name: .customLong("max-time"), help: ArgumentHelp("Seconds the whole journey may take, answering included.", valueName: "SECONDS"))
+    @Option(name: .customLong("max-time"), help: TimeLimitHelp.maxTime)
     var maxTime: Double = 300
 
     @Option(
       name: .customLong("max-response-size"),
       help: ArgumentHelp("The largest response body accepted, in bytes (default 1 MiB).", valueName: "BYTES"))
     var maxResponseSize: Int = HTTPClient.defaultMaximumResponseSize
-
-    @Flag(
-      name: .customLong("insecure-http"),
-      help: "Allow a plain http:// --server that is not on this machine (the password travels in clear).")
-    var insecureHTTP = false
 
     /// What this command sends over --server, for the transport rule's messages.
     static let credential = "the password and the session token"
@@ -207,7 +196,7 @@ extension FRProfile {
     var json = false
 
     func validate() throws {
-      _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+      _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: connection.insecureHTTP)
       let starts = [tree != nil || resume != nil, advice != nil].filter { $0 }.count
       guard starts == 1 else { throw ValidationError("give one of --tree NAME, --resume LINK and --advice ADVICE.") }
       if advice != nil && tree != nil { throw ValidationError("--advice picks the journey: give it without --tree.") }
@@ -220,7 +209,6 @@ extension FRProfile {
         cookieName.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && ![UInt8(ascii: "="), UInt8(ascii: ";"), UInt8(ascii: ",")].contains($0) }),
         !cookieName.isEmpty
       else { throw ValidationError("--cookie-name must be a cookie name: visible ASCII without = ; or ,.") }
-      guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
       guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
       guard maxResponseSize >= 1024, maxResponseSize <= 1 << 30 else {
         throw ValidationError("--max-response-size must be between 1024 and 1073741824 bytes.")
@@ -262,7 +250,7 @@ extension FRProfile {
 
     /// The HTTP client of this run, as the OAuth 2.0 client's transport.
     func transport() -> OAuthTransport {
-      curlTransport(HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize), verbose: options.settings.verbose)
+      curlTransport(connection.client(maximumResponseSize: maxResponseSize), verbose: options.settings.verbose)
     }
 
     /// Walks the journey to AM's success body; every other end is thrown as the Failure the
@@ -270,11 +258,7 @@ extension FRProfile {
     func walk() throws -> (body: JSONObject, answerer: LoginAnswerer, endpoint: AuthenticateEndpoint) {
       let settings = options.settings
       _ = try settings.systemSource()
-      if let cacert, access(cacert, R_OK) != 0 {
-        throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
-      }
-      let server = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-      if let warning = server.warning { writeStandardError(warning) }
+      let server = try connection.url(server, credential: Self.credential)
       let password = passwordStdin ? try Self.passwordFromStandardInput() : nil
       var sources: [any AnswerSource] = [GivenAnswers(user: user, password: password, choices: choices, identityProvider: idp)]
       if let answers { sources.append(try AnswersFile.read(path: answers)) }
@@ -283,10 +267,10 @@ extension FRProfile {
       endpoint.noSession = noSession
       var login = Login(
         endpoint: endpoint,
-        transport: Login.transport(HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maxResponseSize)))
+        transport: Login.transport(connection.client(maximumResponseSize: maxResponseSize)))
       login.session = try sessionFile.map(Self.sessionToken)
       login.cookieName = cookieName
-      login.requestTimeout = timeout
+      login.requestTimeout = connection.timeout
       login.maximumTime = maxTime
       login.userAgent = "fr-profile/\(frProfileVersion)"
       if settings.verbose { login.trace = { detail($0) } }

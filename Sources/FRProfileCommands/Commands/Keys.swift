@@ -67,10 +67,7 @@ extension FRProfile {
 
       @OptionGroup var options: ProfileOptions
       @Argument(help: ArgumentHelp("The key's kid.", valueName: "KID")) var kid: String
-      @Option(
-        name: .shortAndLong,
-        help: ArgumentHelp("Write the PEM to FILE (mode 0600) instead of stdout ('-': stdout).", valueName: "FILE"), completion: .file())
-      var output: String?
+      @OptionGroup var output: CredentialOutputFileOption
 
       func run() throws {
         try reportingFailures {
@@ -105,7 +102,7 @@ extension FRProfile {
           do { pem = try TSS2PrivateKey.pem(blob, emptyAuth: true) } catch {
             throw Failure(.dataError, "cannot encode the key \(kid) (\(error)).")
           }
-          if let output, output != "-" { try writeFileAtomically(output, pem, mode: 0o600) } else { try printOutput(pem) }
+          try output.emit(text: pem)
         }
       }
     }
@@ -189,41 +186,31 @@ extension FRProfile {
       @Option(name: .customLong("cookie-name"), help: ArgumentHelp("AM's session cookie name.", valueName: "NAME"))
       var cookieName: String = "iPlanetDirectoryPro"
 
-      @Option(help: ArgumentHelp("Trust only the CA certificates in this PEM file.", valueName: "FILE"), completion: .file())
-      var cacert: String?
-
-      @Option(help: ArgumentHelp("Seconds the request may take.", valueName: "SECONDS"))
-      var timeout: Double = 30
+      @OptionGroup var connection: AMConnectionOptions
 
       @Flag(help: "With --server: delete the local key even when AM does not confirm.")
       var force = false
-
-      @Flag(
-        name: .customLong("insecure-http"),
-        help: "Allow a plain http:// --server that is not on this machine (the SSO token travels in clear).")
-      var insecureHTTP = false
 
       /// What this command sends over --server, for the transport rule's messages.
       static let credential = "the SSO token"
 
       func validate() throws {
         if let server {
-          _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
+          _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: connection.insecureHTTP)
           guard tokenStdin else { throw ValidationError("--server needs the user's SSO token: pipe it to --token-stdin.") }
           guard !cookieName.isEmpty, cookieName.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw ValidationError("--cookie-name takes a header name such as iPlanetDirectoryPro.")
           }
-        } else if tokenStdin || force || cacert != nil || insecureHTTP {
+        } else if tokenStdin || force || connection.cacert != nil || connection.insecureHTTP {
           throw ValidationError("--token-stdin, --force, --cacert and --insecure-http go with --server URL.")
         }
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
       }
 
       func run() throws {
         try reportingFailures {
           let store = try options.settings.userKeyStore(create: false)
           if let text = server {
-            let server = try AMServerURL(text, credential: Self.credential, insecureHTTP: insecureHTTP)
+            let server = try AMServerURL(text, credential: Self.credential, insecureHTTP: connection.insecureHTTP)
             if let warning = server.warning { writeStandardError(warning) }
             let key: StoredUserKey?
             do throws(KeyStoreError) { key = try store.key(kid: kid) } catch { throw BindingExit.failure(error) }
@@ -232,7 +219,7 @@ extension FRProfile {
             let url = Self.bindingURL(server: server.text, realm: realm, userId: key.record.userId, kid: kid)
             let response: HTTPResponse
             do throws(HTTPError) {
-              response = try HTTPClient(timeout: timeout, caFile: cacert).delete(
+              response = try connection.client().delete(
                 url,
                 headers: [
                   "Accept-API-Version: resource=1.0", "Accept: application/json", "Content-Type: application/json",

@@ -124,12 +124,7 @@ extension FRProfile {
     }
 
     static func sameRealm(_ a: String, _ b: String) -> Bool {
-      AuthenticateEndpointRealm.path(a) == AuthenticateEndpointRealm.path(b)
+      AuthenticateEndpoint.realmPath(a) == AuthenticateEndpoint.realmPath(b)
     }
   }
-}
-
-/// Realms compare by their AM path (`root`, `/` and empty are one realm).
-enum AuthenticateEndpointRealm {
-  static func path(_ realm: String) -> String { AuthenticateEndpoint.realmPath(realm) }
 }

@@ -4,6 +4,7 @@ import Journey
 import JourneyHTTP
 import Login
 import ProfileCLI
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -61,7 +62,7 @@ struct PAMSignin {
   /// Runs the sign-in and sends the verdict ('D'); returns it.
   func run() -> PAMStatus {
     SigninLog.channel = channel
-    guard let start = channel.receive(deadline: JourneyWalker.monotonicSeconds() + 10), start.type == UInt8(ascii: "S") else {
+    guard let start = channel.receive(deadline: monotonicSeconds() + 10), start.type == UInt8(ascii: "S") else {
       SigninLog.error("the PAM module sent no start record")
       return .authenticationError
     }
@@ -154,8 +155,11 @@ struct PAMSignin {
     login.requestTimeout = requestTimeout
     login.maximumTime = config.timeoutSeconds
     login.userAgent = "fr-profile/\(frProfileVersion) (pam)"
-    var binding = BindingOptions()
-    binding.tcti = config.tcti
+    // Parsed, not made with init(): an option group's values exist only once parsed.
+    let binding: BindingOptions
+    do { binding = try BindingOptions.parse(config.tcti.map { ["--tcti", $0] } ?? []) } catch {
+      return .failed("the configuration's tcti is refused: \(BindingOptions.message(for: error))")
+    }
     let answerer = LoginAnswerer(
       sources: [GivenAnswers(user: user, password: password)], conversation: conversation,
       device: CommandDeviceSteps(settings: ProfileSettings(stateDirectory: config.stateDirectory), binding: binding, interactive: false))
@@ -198,7 +202,7 @@ struct PAMSignin {
       }
       guard let entry,
         let password = given
-          ?? conversation.ask("Password: ", echo: false, deadline: JourneyWalker.monotonicSeconds() + config.timeoutSeconds)
+          ?? conversation.ask("Password: ", echo: false, deadline: monotonicSeconds() + config.timeoutSeconds)
       else { return (.authenticationError, nil) }
       guard try cache.verify(entry, password: password) else {
         SigninLog.notice("offline sign-in of \(user) refused: a wrong password")

@@ -6,6 +6,7 @@ import Login
 import OAuthTokens
 import ProfileCLI
 import ProfileJSON
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -26,7 +27,8 @@ extension FRProfile {
         it is refreshed first — one refresh at a time however many programs ask at once. When \
         the refresh token no longer works (it expired or was revoked), the journey is walked \
         again on the terminal (the tree that logged in, or --tree); without a terminal, or \
-        with --no-login, the command ends with exit 5 and says to log in.
+        with --no-login, the command ends with exit 5 and says to log in. --max-time bounds \
+        a new login and the wait for another run's login (then exit 75; 5 without a terminal).
 
         FORMATS (--format):
           bare      the access token alone (default): curl -H "Authorization: Bearer $(…)"
@@ -95,11 +97,7 @@ extension FRProfile {
     @Flag(name: .customLong("no-login"), help: "Never walk a journey: when the tokens cannot be refreshed, exit 5.")
     var noLogin = false
 
-    @Option(
-      name: .customLong("max-time"),
-      help: ArgumentHelp(
-        "Seconds a new login may take, and the longest wait for another run's login (then exit 75; 5 without a terminal).",
-        valueName: "SECONDS"))
+    @Option(name: .customLong("max-time"), help: TimeLimitHelp.maxTime)
     var maxTime: Double = 300
 
     @Option(name: .customLong("git-username"), help: ArgumentHelp("The username --format git gives.", valueName: "NAME"))
@@ -112,10 +110,7 @@ extension FRProfile {
         valueName: "HOST"))
     var gitHost: [String] = []
 
-    @Option(
-      name: [.customShort("o"), .customLong("output")],
-      help: ArgumentHelp("Write to FILE atomically (mode 0600) instead of stdout.", valueName: "FILE"), completion: .file())
-    var output: String?
+    @OptionGroup var output: CredentialOutputFileOption
 
     @Argument(help: ArgumentHelp("With --format git: the action git passes (get, store, erase).", valueName: "ACTION"))
     var gitAction: String?
@@ -185,7 +180,7 @@ extension FRProfile {
         }
         // The lock is waited for up to --max-time: another run may be logging in (at its
         // terminal), and this one then takes the tokens that login stores.
-        let deadline = JourneyWalker.monotonicSeconds() + maxTime
+        let deadline = monotonicSeconds() + maxTime
         let result = try oauthFailures({ $0 }) {
           try manager.validTokens(margin: minValidity, until: deadline) { stale, reason in
             try logInAgain(stale, reason: reason, client: client, http: http, serverHost: server.host)
@@ -246,7 +241,7 @@ extension FRProfile {
       login.userAgent = "fr-profile/\(frProfileVersion)"
       if options.settings.verbose { login.trace = { detail($0) } }
       let (body, answerer, _) = try FRProfile.Journey.walk(
-        login, sources: [], settings: options.settings, binding: BindingOptions(), serverHost: serverHost)
+        login, sources: [], settings: options.settings, binding: try BindingOptions.parse([]), serverHost: serverHost)
       let trade = OAuthClient(
         settings: OAuthClientSettings(
           server: stale.server, realm: stale.realm, clientId: clientId, scope: stale.scope, redirectURI: stale.redirectURI,
@@ -295,21 +290,15 @@ extension FRProfile {
         object["expires_in"] = .number(max(0, (tokens.expiresAt - now).rounded(.down)))
         object["scope"] = .string(tokens.grantedScope ?? tokens.scope)
         if let claims = tokens.idToken.flatMap(Self.claims) { object["id_token_claims"] = .object(claims) }
-        text = (standardOutputIsTerminal && output == nil ? JSONWriter.pretty(.object(object)) : JSONWriter.compact(.object(object))) + "\n"
+        text =
+          (standardOutputIsTerminal && output.output == nil ? JSONWriter.pretty(.object(object)) : JSONWriter.compact(.object(object)))
+          + "\n"
       }
-      if let output, output != "-" {
-        try writeFileAtomically(output, text, mode: 0o600)
-      } else {
-        try printOutput(text)
-      }
+      try output.emit(text: text)
     }
 
     /// The claims of an ID token the token store holds (verified when it arrived).
-    static func claims(_ token: String) -> JSONObject? {
-      let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-      guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])) else { return nil }
-      return (try? JSONParser.parse(bytes))?.objectValue
-    }
+    static func claims(_ token: String) -> JSONObject? { CompactJWS.unverifiedClaims(token) }
 
     /// The ExecCredential version kubectl asks for (KUBERNETES_EXEC_INFO), v1 or v1beta1.
     static func execCredentialVersion() -> String {

@@ -1,5 +1,6 @@
 import Journey
 import Login
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -32,7 +33,7 @@ final class PAMHelperChannel {
     var buffer = [UInt8](repeating: 0, count: Self.maximumMessage)
     while true {
       if let deadline {
-        let left = deadline - JourneyWalker.monotonicSeconds()
+        let left = deadline - monotonicSeconds()
         guard left > 0 else { return nil }
         var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let ready = poll(&waiting, 1, Int32(min((left * 1000).rounded(.up), 3_600_000)))

@@ -65,12 +65,7 @@ package struct BindingOptions: ParsableArguments {
       valueName: "STORE"))
   package var keyStore: KeyStoreChoice?
 
-  @Option(
-    name: .customLong("tcti"),
-    help: ArgumentHelp(
-      "The TPM, in tpm2-tss's loader syntax, e.g. swtpm:host=127.0.0.1,port=2321 (default: $FR_PROFILE_TCTI, else device:/dev/tpmrm0).",
-      valueName: "CONF"))
-  package var tcti: String?
+  @OptionGroup package var tpm: TPMOptions
 
   @Flag(
     name: .customLong("tpm-evidence"),

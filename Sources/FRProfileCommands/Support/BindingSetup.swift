@@ -90,7 +90,7 @@ extension BindingOptions {
   /// made in the TPM are used there (never as files). New keys go to the TPM for `tpm`, and
   /// for `auto` when a TPM answers.
   func bindingKeyStore(_ files: FileUserKeyStore, environment: [String: String]) throws -> TPMUserKeyStore {
-    let tcti = try TPMExit.tcti(option: tcti)
+    let tcti = try tpm.resolved()
     var choice = keyStore
     if choice == nil, let text = environment[KeyStoreChoice.environmentVariable], !text.isEmpty {
       guard let parsed = KeyStoreChoice(rawValue: text) else {
@@ -270,7 +270,7 @@ extension CommandDeviceSteps {
       } else {
         let directory = try settings.keyStore().directory
         let attester = TPMAttester(
-          connection: ProcessTPM.connection(try TPMExit.tcti(option: binding.tcti), stateDirectory: directory), stateDirectory: directory)
+          connection: ProcessTPM.connection(try binding.tpm.resolved(), stateDirectory: directory), stateDirectory: directory)
         self.attester = attester
         do { answer = try attester.request() } catch { throw TPMExit.failure(error, tcti: attester.tcti) }
         if settings.verbose { detail("answered the TPM attestation request (endorsement key and attestation key).") }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Collectors
 import DeviceIdentity
 import JourneyHTTP
+import Login
 import OAuthTokens
 import ProfileCLI
 import ProfileJSON
@@ -67,6 +68,53 @@ struct OAuthOptions: ParsableArguments {
   }
 }
 
+/// How to reach AM, for every command that talks to it (`journey`, `token`, `logout`,
+/// `keys delete --server`): the CA file, the time each request may take, and the plain-http
+/// opt-in. `--server` and `--realm` stay with each command: journey's --realm may be left out
+/// with --resume, and keys delete's --server is optional with --realm root by default.
+struct AMConnectionOptions: ParsableArguments {
+  @Option(
+    help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"), completion: .file())
+  var cacert: String?
+
+  @Option(help: TimeLimitHelp.timeout)
+  var timeout: Double = 30
+
+  @Flag(
+    name: .customLong("insecure-http"),
+    help: "Allow a plain http:// --server that is not on this machine (what the command sends travels in clear).")
+  var insecureHTTP = false
+
+  func validate() throws {
+    guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
+  }
+
+  /// The checked URL of `server` (its warning printed); an unreadable --cacert is exit 66.
+  func url(_ server: String, credential: String) throws -> AMServerURL {
+    let url = try AMServerURL(server, credential: credential, insecureHTTP: insecureHTTP)
+    if let warning = url.warning { writeStandardError(warning) }
+    if let cacert, access(cacert, R_OK) != 0 {
+      throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
+    }
+    return url
+  }
+
+  /// The libcurl client of these options.
+  func client(maximumResponseSize: Int = HTTPClient.defaultMaximumResponseSize) -> HTTPClient {
+    HTTPClient(timeout: timeout, caFile: cacert, maximumResponseSize: maximumResponseSize)
+  }
+}
+
+/// The help of the two time limits, said the same way by every command that has them. The pair
+/// follows curl: --timeout bounds each request, --max-time the whole run.
+enum TimeLimitHelp {
+  static let timeout = ArgumentHelp(
+    "Seconds each request may take, connecting included (--max-time, where a command has it, bounds the whole run).",
+    valueName: "SECONDS")
+  static let maxTime = ArgumentHelp(
+    "Seconds the whole run may take, all it waits for included (a --timeout bounds one request).", valueName: "SECONDS")
+}
+
 /// The server options of `token` and `logout`: where the tokens were issued, and how to reach it.
 struct TokenServerOptions: ParsableArguments {
   @Option(help: ArgumentHelp("AM's base URL, e.g. https://am.example.com/am.", valueName: "URL"))
@@ -75,47 +123,32 @@ struct TokenServerOptions: ParsableArguments {
   @Option(help: ArgumentHelp("The realm: root, alpha, or a sub-realm path such as alpha/staff.", valueName: "REALM"))
   var realm: String
 
-  @Option(
-    help: ArgumentHelp("Trust only the CA certificates in this PEM file (for private CAs).", valueName: "FILE"), completion: .file())
-  var cacert: String?
-
-  @Option(help: ArgumentHelp("Seconds each request may take, connecting included.", valueName: "SECONDS"))
-  var timeout: Double = 30
-
-  @Flag(
-    name: .customLong("insecure-http"),
-    help: "Allow a plain http:// --server that is not on this machine (the tokens travel in clear).")
-  var insecureHTTP = false
+  @OptionGroup var connection: AMConnectionOptions
 
   static let credential = "the refresh token and the SSO token"
 
+  var insecureHTTP: Bool { connection.insecureHTTP }
+  var timeout: Double { connection.timeout }
+
   func validate() throws {
     _ = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-    guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
   }
 
   /// The checked URL (its warning printed) and the HTTP client; an unreadable --cacert is exit 66.
   func connect() throws -> (AMServerURL, HTTPClient) {
-    let url = try AMServerURL(server, credential: Self.credential, insecureHTTP: insecureHTTP)
-    if let warning = url.warning { writeStandardError(warning) }
-    if let cacert, access(cacert, R_OK) != 0 {
-      throw Failure(.noInput, "cannot read the --cacert file \(cacert): \(String(cString: strerror(errno))).")
-    }
-    return (url, HTTPClient(timeout: timeout, caFile: cacert))
+    (try connection.url(server, credential: Self.credential), connection.client())
   }
 }
 
 /// The HTTP client as the OAuth 2.0 client's transport.
 func curlTransport(_ client: HTTPClient, verbose: Bool) -> OAuthTransport {
-  { request in
-    if verbose { detail("\(request.method) \(OAuthClient.base(of: request.url))") }
-    let response: HTTPResponse
-    switch request.method {
-    case "GET": response = try client.get(request.url, headers: request.headers + ["Expect:"])
-    default: response = try client.post(request.url, headers: request.headers + ["Expect:"], body: request.body)
-    }
-    if verbose { detail("HTTP \(response.status), \(response.body.count) bytes") }
-    return OAuthResponse(status: response.status, body: response.body, location: response.location)
+  let transport = Login.transport(client)
+  guard verbose else { return transport }
+  return { request in
+    detail("\(request.method) \(OAuthClient.base(of: request.url))")
+    let response = try transport(request)
+    detail("HTTP \(response.status), \(response.body.count) bytes")
+    return response
   }
 }
 

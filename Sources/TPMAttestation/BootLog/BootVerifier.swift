@@ -67,10 +67,10 @@ public struct BootState: Sendable, Equatable {
   public var json: JSON {
     [
       "method": .string(method.rawValue), "secureBoot": secureBoot.map(JSON.bool) ?? .null,
-      "bootApplications": .array(bootApplications.map { .string(hexString($0)) }),
+      "bootApplications": .array(bootApplications.map { .string(Hex.encode($0)) }),
       "shimValidation": shimValidation.map(JSON.bool) ?? .null,
       "dmaProtectionDisabled": dmaProtectionDisabled.map(JSON.bool) ?? .null,
-      "pcrs": .object(JSONObject(pcrs.sorted { $0.key < $1.key }.map { (key: String($0.key), value: .string(hexString($0.value))) })),
+      "pcrs": .object(JSONObject(pcrs.sorted { $0.key < $1.key }.map { (key: String($0.key), value: .string(Hex.encode($0.value))) })),
       "note": .string(note),
     ]
   }
@@ -173,10 +173,4 @@ extension AttestationVerifier {
         equalsEnrolled: equalsEnrolled)
     }
   }
-}
-
-/// Lower-case hex.
-func hexString(_ bytes: [UInt8]) -> String {
-  let digits = Array("0123456789abcdef".utf8)
-  return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
 }

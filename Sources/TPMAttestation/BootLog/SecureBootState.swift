@@ -1,3 +1,5 @@
+import ProfileJSON
+
 /// What the replayed firmware log says about Secure Boot (PCR 7) and the boot chain (PCR 4).
 /// Read only from a `ReplayedLog`, so only from events whose PCRs equalled the TPM's values; every
 /// event read here must also hash to its own digest where the PC Client Platform Firmware
@@ -222,11 +224,8 @@ struct GUID: Equatable {
 
   /// From the registry form "8be4df61-93ca-11d2-aa0d-00e098032b8c" (a constant: traps if malformed).
   init(_ text: String) {
-    let hex = text.filter { $0 != "-" }
-    let raw = stride(from: 0, to: 32, by: 2).map { index -> UInt8 in
-      let start = hex.index(hex.startIndex, offsetBy: index)
-      return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
-    }
+    let raw = Hex.decode(text.utf8.filter { $0 != UInt8(ascii: "-") })!
+    precondition(raw.count == 16, "a GUID has 16 bytes")
     bytes = Array(raw[0..<4].reversed()) + raw[4..<6].reversed() + raw[6..<8].reversed() + raw[8...]
   }
 }
