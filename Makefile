@@ -300,7 +300,12 @@ install-files:
 	install -d $(DESTDIR)$(PAMDIR)
 	gcc $(PAM_CFLAGS) -DFRPROFILE_HELPER='"$(BINDIR)/fr-profile"' -o $(DESTDIR)$(PAMDIR)/pam_frprofile.so pam/pam_frprofile.c -lpam
 	chmod 0644 $(DESTDIR)$(PAMDIR)/pam_frprofile.so
-	$(STRIP) --strip-unneeded $(DESTDIR)$(PAMDIR)/pam_frprofile.so
+	$(STRIP) $(DESTDIR)$(PAMDIR)/pam_frprofile.so
+	install -D -m 0644 packaging/pam/frprofile $(DESTDIR)$(DATADIR)/pam-configs/frprofile
+	install -d $(DESTDIR)$(MANDIR)/man8
+	gzip -9n < packaging/man/pam_frprofile.8 > $(DESTDIR)$(MANDIR)/man8/pam_frprofile.8.gz
+	chmod 0644 $(DESTDIR)$(MANDIR)/man8/pam_frprofile.8.gz
+	install -D -m 0644 packaging/signin/signin.json.example $(DESTDIR)$(DOCDIR)/examples/signin.json
 	install -m 0644 match-config.json $(DESTDIR)$(DATADIR)/fr-profile/match-config.json
 	install -D -m 0644 am/fr-tpm-attestation.js $(DESTDIR)$(DATADIR)/fr-profile/am/fr-tpm-attestation.js
 	install -D -m 0644 am/fr-posture.js $(DESTDIR)$(DATADIR)/fr-profile/am/fr-posture.js
@@ -320,7 +325,8 @@ install-files:
 deb: deps-deb release man
 	rm -rf $(OUT)/deb && mkdir -p $(OUT)/deb/root/DEBIAN $(OUT)/deb/debian dist
 	$(MAKE) --no-print-directory install-files DESTDIR=$(CURDIR)/$(OUT)/deb/root PREFIX=/usr \
-	  UNITDIR=/lib/systemd/system ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	  UNITDIR=/lib/systemd/system ZSHCOMPDIR=/usr/share/zsh/vendor-completions \
+	  PAMDIR=/usr/lib/$$(dpkg-architecture -qDEB_HOST_MULTIARCH)/security
 	rm $(OUT)/deb/root/usr/share/doc/fr-profile/README.md $(OUT)/deb/root/usr/share/doc/fr-profile/LICENSE
 	install -m 0644 packaging/debian/copyright $(OUT)/deb/root/usr/share/doc/fr-profile/copyright
 	install -D -m 0644 packaging/lintian/fr-profile $(OUT)/deb/root/usr/share/lintian/overrides/fr-profile

@@ -40,6 +40,12 @@ for path in /usr/bin/fr-profile /usr/share/fr-profile/match-config.json /usr/sha
   /usr/share/doc/fr-profile/copyright /usr/share/doc/fr-profile/changelog.gz; do
   grep -qx "$path" "$work/files" || fail "missing from the package: $path"
 done
+# The sign-in: the PAM module where Debian's PAM looks, its pam-auth-update profile, its man page.
+pam_module=/usr/lib/$(dpkg-deb -f "$deb" Architecture | sed 's/amd64/x86_64-linux-gnu/; s/arm64/aarch64-linux-gnu/')/security/pam_frprofile.so
+for path in "$pam_module" /usr/share/pam-configs/frprofile /usr/share/man/man8/pam_frprofile.8.gz \
+  /usr/share/doc/fr-profile/examples/signin.json; do
+  grep -qx "$path" "$work/files" || fail "missing from the package: $path"
+done
 if grep -q '^/var/lib\|^/etc/fr-profile' "$work/files"; then fail "the package ships state: $(grep '^/var/lib' "$work/files")"; fi
 pass "file list ($(grep -vc '/$' "$work/files") files)"
 # Depends: the C library alone, at the version the binary's symbols need (dpkg-shlibdeps), never
@@ -67,6 +73,19 @@ for library in $needed; do
   [[ $library =~ ^(libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1)$ ]] || fail "fr-profile needs $library"
 done
 pass "dynamically linked; NEEDED: $needed"
+# The PAM module: small C, no Swift runtime inside sshd or gdm; PAM's entry points exported; its
+# pam-auth-update profile off until the administrator enables it, local accounts kept working.
+module=$work/x$pam_module
+module_needed=$(readelf -d "$module" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+[[ $module_needed == "libc.so.6 libpam.so.0 " ]] || fail "pam_frprofile.so needs more than libpam and libc: $module_needed"
+for entry in pam_sm_authenticate pam_sm_setcred pam_sm_acct_mgmt pam_sm_open_session pam_sm_close_session pam_sm_chauthtok; do
+  nm -D --defined-only "$module" | grep -qw "$entry" || fail "pam_frprofile.so does not export $entry"
+done
+if nm -D "$module" | grep -q 'swift_'; then fail "pam_frprofile.so reaches the Swift runtime"; fi
+grep -qx 'Default: no' "$work/x/usr/share/pam-configs/frprofile" || fail "the pam-auth-update profile is not off by default"
+grep -q '\[success=end default=ignore\][[:space:]]*pam_frprofile.so' "$work/x/usr/share/pam-configs/frprofile" ||
+  fail "the pam-auth-update profile does not use [success=end default=ignore]"
+pass "pam_frprofile.so: NEEDED $module_needed; pam-auth-update profile off by default"
 version=$("$bin/fr-profile" --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+\ \(commit\ [0-9a-f]{7,} ]] || fail "--version does not name a commit: $version"
 pass "--version: $version"
