@@ -3,6 +3,7 @@ import Collectors
 import DeviceBinding
 import Journey
 import JourneyProfiler
+import Login
 import ProfileCLI
 import ProfileJSON
 
@@ -66,68 +67,34 @@ extension FRProfile {
         } catch {
           throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
         }
+        // The login's device steps (library Login), with no one to ask: PINs come from
+        // --pin-file, and nothing else of the step is touched.
         let settings = options.settings
-        if Self.needsBinding(step) {
-          try answerBinding(&step, name: name, settings: settings)
-          return
+        let device = CommandDeviceSteps(settings: settings, binding: binding, interactive: false)
+        let login = LoginAnswerer(
+          sources: [], conversation: CommandLogin.conversation(verbose: settings.verbose, terminal: nil), device: device)
+        let callbacks = step.callbacks ?? []
+        guard callbacks.count <= AuthenticateStep.defaultMaximumCallbacks else {
+          let error = JourneyError.tooManyCallbacks(count: callbacks.count, limit: AuthenticateStep.defaultMaximumCallbacks)
+          throw Failure(.dataError, "\(name): \(error).")
         }
-        let system = try settings.systemSource()
-        let profiler = DeviceProfiler(
-          collectors: DeviceProfile.defaultCollectors(userAgent: settings.userAgent),
-          system: system,
-          identifier: { try settings.identifier(system) },
-          location: { try settings.configuredLocation() })
-        let diagnostics = Diagnostics()
-        let answers: [DeviceProfileAnswer]
-        do {
-          answers = try profiler.answers(&step, diagnostics: diagnostics)
-        } catch let error as JourneyError {
-          throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
-        }
-        settings.printDiagnostics(diagnostics)
-        if answers.isEmpty {
+        let types = callbacks.map { $0.type.flatMap(CallbackType.init(rawValue:)) }
+        guard types.contains(where: { [.deviceProfile, .deviceBinding, .deviceSigning].contains($0) }) else {
+          if step.callbacks == nil { throw Failure(.dataError, "\(name): \(JourneyError.noCallbacks).") }
           note("\(name): the step has no DeviceProfileCallback; passing it through unchanged.")
           try format.emit(text: String(decoding: bytes, as: UTF8.self) + (bytes.last == UInt8(ascii: "\n") ? "" : "\n"), mode: 0o600)
           return
         }
-        for answer in answers where !answer.request.message.isEmpty {
-          writeStandardError(ServerText.printable(answer.request.message) + "\n")
-        }
-        for answer in answers {
-          warnIfOversized(answer.size, subject: "the profile for callbacks[\(answer.index)]")
+        do {
+          if types.contains(.deviceProfile) { try device.answerProfiles(&step, login: login) }
+          for (index, type) in types.enumerated() where type == .deviceBinding || type == .deviceSigning {
+            try device.answerBinding(&step, index: index, login: login)
+          }
+        } catch let error as JourneyError {
+          throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
         }
         try format.emit(.object(step.body), mode: 0o600)  // the authId continues the journey
       }
-    }
-
-    static let bindingCallbackTypes: Set<String> = [DeviceBindingRequest.callbackType, DeviceSigningRequest.callbackType]
-
-    /// Whether the step holds a DeviceBindingCallback or DeviceSigningVerifierCallback.
-    static func needsBinding(_ step: AuthenticateStep) -> Bool {
-      step.callbacks?.contains { bindingCallbackTypes.contains($0.type ?? "") } ?? false
-    }
-
-    /// Answers every device-profile, binding and signing callback of `step`, non-interactively,
-    /// and prints the body to post back.
-    func answerBinding(_ step: inout AuthenticateStep, name: String, settings: ProfileSettings) throws {
-      let system = try settings.systemSource()
-      let profiler = DeviceProfiler(
-        collectors: DeviceProfile.defaultCollectors(userAgent: settings.userAgent), system: system,
-        identifier: { try settings.identifier(system) }, location: { try settings.configuredLocation() })
-      let diagnostics = Diagnostics()
-      let setup = BindingSetup(options: binding, settings: settings, interactive: false)
-      do {
-        let requests = try profiler.answer(&step, diagnostics: diagnostics)
-        for request in requests where !request.message.isEmpty { writeStandardError(ServerText.printable(request.message) + "\n") }
-        let binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
-        for outcome in try binder.answer(&step) { BindingSetup.report(outcome, verbose: settings.verbose) }
-      } catch let error as JourneyError {
-        throw Failure(.dataError, ServerText.printable("\(name): \(error)", singleLine: true))
-      } catch {
-        throw BindingExit.failure(forAny: error)
-      }
-      settings.printDiagnostics(diagnostics)
-      try format.emit(.object(step.body), mode: 0o600)  // the authId continues the journey
     }
   }
 }

@@ -116,9 +116,12 @@ final class CommandDeviceSteps: DeviceSteps {
     settings.printDiagnostics(diagnostics)
     for answer in answers {
       warnIfOversized(answer.size, subject: answers.count == 1 ? "the profile" : "the profile for callbacks[\(answer.index)]")
+    }
+    // One line for the step, however many callbacks asked (one collection answered them all).
+    if let first = answers.first {
+      let what = answers.count == 1 ? "DeviceProfileCallback" : "\(answers.count) DeviceProfileCallbacks"
       login.conversation.show(
-        "answered DeviceProfileCallback (metadata \(answer.request.metadata), location \(answer.request.location)): \(answer.size) bytes.",
-        as: .detail)
+        "answered \(what) (metadata \(first.request.metadata), location \(first.request.location)): \(first.size) bytes.", as: .detail)
     }
   }
 
