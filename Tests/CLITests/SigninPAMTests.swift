@@ -73,8 +73,17 @@ struct SigninPAMTests {
     _ body: (Setup, NodeTree) throws -> Void
   ) throws {
     let tree = NodeTree(nodes: nodes)
+    try withSignin(custom: tree, users: [Self.user], stack: stack) { setup in try body(setup, tree) }
+  }
+
+  /// A sign-in set-up against `custom` (a loopback AM's tree), `users` added to the namespace's
+  /// /etc/passwd.
+  func withSignin(
+    custom: any CustomTree, users: [String], stack: String = "auth required MODULE\naccount required MODULE",
+    _ body: (Setup) throws -> Void
+  ) throws {
     var configuration = AuthenticateServer.Configuration()
-    configuration.behaviour = .custom(tree)
+    configuration.behaviour = .custom(custom)
     let server = try AuthenticateServer(configuration)
     defer { server.stop() }
     let directory = try makeTemporaryDirectory("fr-profile-signin")
@@ -88,11 +97,16 @@ struct SigninPAMTests {
       .replacingOccurrences(of: "HELPER", with: frProfilePath)
     try (lines + "\n").write(toFile: directory + "/pam.d/frprofile-test", atomically: false, encoding: .utf8)
     let passwd = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
-    try (passwd + "\(Self.user):x:4711:4711:fr-profile sign-in test:/nonexistent:/usr/sbin/nologin\n")
-      .write(toFile: directory + "/passwd", atomically: false, encoding: .utf8)
     let group = try String(contentsOfFile: "/etc/group", encoding: .utf8)
-    try (group + "\(Self.user):x:4711:\n").write(toFile: directory + "/group", atomically: false, encoding: .utf8)
-    try body(setup, tree)
+    var addedUsers = ""
+    var addedGroups = ""
+    for (offset, user) in users.enumerated() {
+      addedUsers += "\(user):x:\(4711 + offset):\(4711 + offset):fr-profile sign-in test:/nonexistent:/usr/sbin/nologin\n"
+      addedGroups += "\(user):x:\(4711 + offset):\n"
+    }
+    try (passwd + addedUsers).write(toFile: directory + "/passwd", atomically: false, encoding: .utf8)
+    try (group + addedGroups).write(toFile: directory + "/group", atomically: false, encoding: .utf8)
+    try body(setup)
   }
 
   @Test("the journey signs in: the PAM user answers the name, the password and an OTP are asked; a wrong password fails")
@@ -120,6 +134,44 @@ struct SigninPAMTests {
       let wrong = try setup.pamtester(stdin: "not-it\n")
       #expect(wrong.status != 0, "\(wrong.stdout)\n\(wrong.stderr)")
       #expect((wrong.stdout + wrong.stderr).contains("Authentication failure"), "\(wrong.stdout)\n\(wrong.stderr)")
+    }
+  }
+
+  /// `fr-profile signin enroll` at a terminal (pty-drive.py answering `steps`), in the
+  /// set-up's namespace (its /etc/passwd).
+  func enroll(_ setup: Setup, user: String, tree: String, steps: [JSON]) throws -> JSON {
+    let script = """
+      mount --bind "$1/passwd" /etc/passwd && mount --bind "$1/group" /etc/group || exit 99
+      shift
+      exec env -i PATH=/usr/bin:/bin TERM=dumb /usr/bin/python3 "$@"
+      """
+    let result = try run(
+      [
+        "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", setup.directory, cliFixture("../Support/pty-drive.py"),
+        JSONWriter.compact(.array(steps)), frProfilePath, "signin", "enroll", user, "--tree", tree, "--config", setup.config,
+      ], executable: "/usr/bin/unshare")
+    return try JSONParser.parse(Array(result.stdout.utf8))
+  }
+
+  @Test("enrolled at a terminal, the user's sign-ins sign AM's DeviceSigningVerifierCallback with this machine's key")
+  func enrolThenSignWithTheBoundKey() throws {
+    let binding = BindingServer()
+    try withSignin(custom: binding, users: ["demo"]) { setup in
+      try setup.writeConfig(["tree": "Sign"])
+      // Before enrolment there is no key: AM's signing node gets the client error and refuses.
+      let before = try setup.pamtester(user: "demo", stdin: Self.password + "\n")
+      #expect(before.status != 0, "\(before.stderr)")
+      let screen = try enroll(
+        setup, user: "demo", tree: "Bind",
+        steps: [["expect": "Password"], ["echo": false], ["send": .string(Self.password + "\n")], ["expect": "bound:"]])
+      #expect(screen["status"] == 0, "\(screen)")
+      #expect(screen["screen"]?.stringValue?.contains("User Name") == false, "the name is the user's, never asked: \(screen)")
+      let signed = try setup.pamtester(user: "demo", stdin: Self.password + "\n")
+      #expect(signed.status == 0, "\(signed.stderr)")
+      #expect(binding.outcomes.suffix(2) == ["binding: success", "signing: success"], "\(binding.outcomes)")
+      // The key is root's, in the sign-in state directory.
+      let owner = try FileManager.default.attributesOfItem(atPath: setup.directory + "/state")[.ownerAccountID] as? NSNumber
+      #expect(owner?.intValue == 0)
     }
   }
 
@@ -302,6 +354,26 @@ struct SigninPAMTests {
       let elapsed = Date().timeIntervalSince(started)
       #expect(result.status != 0 && Self.syslog(result).contains("cannot be reached"), "\(result.stderr)")
       #expect(elapsed < 30, "the sign-in took \(elapsed) s")
+    }
+  }
+
+  @Test("try_first_pass: an earlier module's wrong password is tried, then the person asked; use_first_pass never asks")
+  func tryAndUseFirstPass() throws {
+    // pam_wrapper's pam_set_items.so sets PAM_AUTHTOK from the variable of that name, as a module
+    // that asked for a password before this one would have.
+    let setItems = "/usr/lib/x86_64-linux-gnu/pam_wrapper/pam_set_items.so"
+    try withSignin(["start": Self.loginNode()], stack: "auth required \(setItems)\nauth required MODULE try_first_pass") { setup, tree in
+      let retried = try setup.pamtester(stdin: Self.password + "\n", environment: ["PAM_AUTHTOK=an-earlier-password"])
+      #expect(retried.status == 0, "\(retried.stderr)")
+      #expect(retried.stderr.components(separatedBy: "Password:").count == 2, "asked once, after the refusal: \(retried.stderr)")
+      #expect(tree.events == ["node start", "failure: Login failure", "node start", "success"], "\(tree.events)")
+    }
+    try withSignin(["start": Self.loginNode()], stack: "auth required \(setItems)\nauth required MODULE use_first_pass") { setup, tree in
+      let refused = try setup.pamtester(stdin: Self.password + "\n", environment: ["PAM_AUTHTOK=an-earlier-password"])
+      #expect(refused.status != 0 && !refused.stderr.contains("Password:"), "\(refused.stderr)")
+      let used = try setup.pamtester(stdin: "", environment: ["PAM_AUTHTOK=" + Self.password])
+      #expect(used.status == 0, "\(used.stderr)")
+      #expect(tree.events == ["node start", "failure: Login failure", "node start", "success"], "\(tree.events)")
     }
   }
 }

@@ -25,8 +25,81 @@ extension FRProfile {
         config=PATH), walks the journey with this machine's profile and keys, and returns \
         PAM's answer. The helper is run by the module only.
         """,
-      subcommands: [PAMHelper.self]
+      subcommands: [Enroll.self, PAMHelper.self]
     )
+
+    struct Enroll: ParsableCommand {
+      static let configuration = CommandConfiguration(
+        abstract: "Bind this machine's sign-in key to a user: walk AM's binding tree with the user's own answers.",
+        discussion: """
+          Run as root, with the user at the terminal: walks the journey --tree (a tree with AM's \
+          Device Binding node) for USER on the sign-in configuration's server, the user typing \
+          their own password and codes (the name is USER, never asked). The key is made and \
+          kept in the sign-in state directory (the configuration's stateDirectory, in the TPM \
+          when there is one), so that the journey of each later sign-in can sign AM's \
+          DeviceSigningVerifierCallback with it. Nothing is read from argv or the environment \
+          but USER and the options below.
+
+          \(ExitStatus.helpSection(
+            [.success, .negative, .cannotAnswer, .usage, .dataError, .noInput, .untrustedServer, .cannotConnect, .libraryMissing, .timedOut,
+             .badResponse, .permission, .configuration] + ExitStatus.tpm,
+            [
+              .success: "the journey succeeded: the key is bound to USER",
+              .negative: "AM refused the login; AM's message is on stderr",
+              .cannotAnswer: "the journey asks for what fr-profile cannot answer (a callback type, or no terminal)",
+              .permission: "not run as root, or the configuration is not root's alone",
+              .configuration: "the sign-in configuration cannot be read or used",
+            ]))
+
+          For example, as root: fr-profile signin enroll alice --tree LinuxBind
+          """)
+
+      @Argument(help: ArgumentHelp("The local user (and AM user) to bind the key to.", valueName: "USER"))
+      var user: String
+
+      @Option(help: ArgumentHelp("The binding tree to walk.", valueName: "NAME"))
+      var tree: String
+
+      @Option(
+        help: ArgumentHelp("The sign-in configuration (root's; schemas/signin.schema.json).", valueName: "PATH"),
+        completion: .file())
+      var config: String = SigninConfig.defaultPath
+
+      @Option(
+        name: .customLong("max-time"), help: TimeLimitHelp.maxTime)
+      var maxTime: Double = 300
+
+      func validate() throws {
+        guard !user.isEmpty, !tree.isEmpty else { throw ValidationError("USER and --tree NAME must not be empty.") }
+        guard maxTime > 0, maxTime <= 86400 else { throw ValidationError("--max-time must be more than 0 and at most 86400 seconds.") }
+      }
+
+      func run() throws {
+        try reportingFailures {
+          guard geteuid() == 0 else {
+            throw Failure(.permission, "'signin enroll' keeps the key in root's sign-in state directory: run it as root.")
+          }
+          let settings: SigninConfig
+          do { settings = try SigninConfig.read(config) } catch { throw Failure(.configuration, "\(error).") }
+          guard getpwnam(user) != nil else { throw Failure(.usage, "\(user) is not a user of this machine.") }
+          if let cacert = settings.cacert, access(cacert, R_OK) != 0 {
+            throw Failure(.noInput, "cannot read the configuration's cacert \(cacert): \(String(cString: strerror(errno))).")
+          }
+          let server = try AMServerURL(settings.server, credential: "the password", insecureHTTP: false)
+          var login = Login(
+            endpoint: AuthenticateEndpoint(server: settings.server, realm: settings.realm, tree: tree),
+            transport: Login.transport(HTTPClient(timeout: min(30, maxTime), caFile: settings.cacert)))
+          login.requestTimeout = min(30, maxTime)
+          login.maximumTime = maxTime
+          login.userAgent = "fr-profile/\(frProfileVersion)"
+          let binding = try BindingOptions.parse(settings.tcti.map { ["--tcti", $0] } ?? [])
+          _ = try FRProfile.Journey.walk(
+            login, sources: [GivenAnswers(user: user)], settings: ProfileSettings(stateDirectory: settings.stateDirectory),
+            binding: binding, serverHost: server.host)
+          note("bound: \(user)'s sign-ins on this machine can sign with the key kept in \(settings.stateDirectory).")
+        }
+      }
+    }
 
     struct PAMHelper: ParsableCommand {
       static let configuration = CommandConfiguration(
