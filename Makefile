@@ -19,7 +19,7 @@ PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-d
 # PKGS_TEST beside it.
 PKGS_TEST_BUILD := $(PKGS_BUILD) libssl-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq git libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt python3-authlib \
-  pamtester libpam-wrapper gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
+  pamtester libpam-wrapper openssh-server python3-paramiko gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
 PKGS_BENCH_TPM := $(PKGS_BUILD) python3 swtpm swtpm-tools libtss2-tcti-swtpm0
 PKGS_BENCH := $(PKGS_BENCH_TPM) gcc binutils valgrind lshw hwinfo inxi neofetch time umockdev rhino openjdk-17-jdk-headless
 # Man pages (packaging/gen-docs.py), completions (swift-argument-parser's), the .deb and its checks.
@@ -126,11 +126,19 @@ FUZZ_JOBS ?= 1
 FUZZ_FLAGS := $(if $(filter release,$(FUZZ_CONFIGURATION)),$(subst SymbolOrdering,Fuzzing,$(BUILD_RELEASE)),-c debug --traits Fuzzing)
 FUZZ_BIN := $(if $(filter release,$(FUZZ_CONFIGURATION)),$(BIN_DIR),.build/debug)
 
+# No service a package installs is started (openssh-server's sshd on port 22, above all): a
+# policy-rc.d that refuses every start (exit 101), which invoke-rc.d and deb-systemd-invoke both
+# ask, for the apt run only; one already there (Docker images have one) is left as it is.
 define ensure_packages
 	@missing=""; for p in $(1); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  policy=/usr/sbin/policy-rc.d; \
+	  if [ ! -e $$policy ]; then \
+	    printf '#!/bin/sh\n# make: no service starts during its apt run\nexit 101\n' | $$sudo tee $$policy >/dev/null \
+	      && $$sudo chmod 755 $$policy && trap '$$sudo rm -f '$$policy EXIT; \
+	  fi; \
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 endef

@@ -331,7 +331,8 @@ let package = Package(
         "ProfileJSON", "DeviceMatch", "COpenSSL", "TestSupport", "TPMKeys", "TPMAttestation", "TPMProtocol",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
-      exclude: ["Fixtures", "Support/pty-drive.py", "Support/oauth-am.py", "Support/oauth-am-selftest.sh"], swiftSettings: testCode),
+      exclude: ["Fixtures", "Support/pty-drive.py", "Support/oauth-am.py", "Support/oauth-am-selftest.sh", "Support/ssh-kbdint.py"],
+      swiftSettings: testCode),
     .systemLibrary(
       name: "COpenSSL", path: "Tests/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"])]
