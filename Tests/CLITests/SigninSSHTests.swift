@@ -168,15 +168,7 @@ struct SigninSSHTests {
       var attributes = posix_spawnattr_t()
       posix_spawnattr_init(&attributes)
       defer { posix_spawnattr_destroy(&attributes) }
-      var empty = sigset_t()
-      sigemptyset(&empty)
-      posix_spawnattr_setsigmask(&attributes, &empty)
-      var defaults = sigset_t()
-      sigemptyset(&defaults)
-      for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-      posix_spawnattr_setsigdefault(&attributes, &defaults)
-      posix_spawnattr_setpgroup(&attributes, 0)
-      posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+      TestProcess.childAttributes(&attributes)
       let argvC = argv.map { strdup($0) } + [nil]
       let envC: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/sbin:/usr/bin:/sbin:/bin"), nil]
       defer { for pointer in argvC + envC { free(pointer) } }

@@ -95,6 +95,21 @@ public struct TestProcess {
       timedOut: timedOut)
   }
 
+  /// The spawn attributes of every child a test starts: no signal blocked, the default action
+  /// for those a test runner may have changed, and a process group of its own (so a test can
+  /// end it and its children at once).
+  public static func childAttributes(_ attributes: inout posix_spawnattr_t) {
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setpgroup(&attributes, 0)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+  }
+
   /// Makes the child close every descriptor from `lowest` up, before it runs its program:
   /// a descriptor without close-on-exec that another thread opened meanwhile (libtss2's TPM
   /// socket is one) must not live on in the child. An inherited TPM connection kept swtpm,
@@ -125,15 +140,7 @@ public struct TestProcess {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setpgroup(&attributes, 0)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+    childAttributes(&attributes)
     var env = environment
     if env["PATH"] == nil { env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
     // posix_spawn_file_actions_addchdir_np is a GNU extension Swift's Glibc does not import:
