@@ -376,4 +376,24 @@ struct SigninPAMTests {
       #expect(tree.events == ["node start", "failure: Login failure", "node start", "success"], "\(tree.events)")
     }
   }
+
+  @Test("with a TPM (swtpm at the configuration's tcti), the key enrolment binds lives in the TPM and the sign-in signs with it")
+  func enrolAndSignInTheTPM() throws {
+    try withSWTPM { tpm in
+      let binding = BindingServer()
+      try withSignin(custom: binding, users: ["demo"]) { setup in
+        try setup.writeConfig(["tree": "Sign", "tcti": .string(tpm.tcti)])
+        let screen = try enroll(
+          setup, user: "demo", tree: "Bind",
+          steps: [["expect": "Password"], ["echo": false], ["send": .string(Self.password + "\n")], ["expect": "bound:"]])
+        #expect(screen["status"] == 0, "\(screen)")
+        let keys = try run(["keys", "list", "--json", "--state-dir", setup.directory + "/state"])
+        let records = try JSONParser.parse(Array(keys.stdout.utf8)).arrayValue ?? []
+        #expect(records.count == 1 && records.first?["store"] == "tpm", "\(keys.stdout) \(keys.stderr)")
+        let signed = try setup.pamtester(user: "demo", stdin: Self.password + "\n")
+        #expect(signed.status == 0, "\(signed.stderr)")
+        #expect(binding.outcomes == ["binding: success", "signing: success"], "\(binding.outcomes)")
+      }
+    }
+  }
 }
