@@ -18,8 +18,12 @@
  *                     'I' / 'W' a text to show (PAM_TEXT_INFO / PAM_ERROR_MSG)
  *                     'L' a line for the system log: its syslog priority digit, then the text
  *                          (written with pam_syslog, under the service's name; never a secret)
- *                     'D' done: the PAM status in decimal, a NUL, then PAM_AUTHTOK to set
- *                          (empty: none)
+ *                     'D' done: the PAM status in decimal, a NUL, PAM_AUTHTOK to set (empty:
+ *                          none), and optionally a NUL and "held": the helper holds OAuth 2.0
+ *                          tokens for the user and waits for the session
+ *   module -> helper  'O' the session opens (pam_sm_open_session): the helper writes the tokens
+ *                          into the user's own token store, as the user, and answers 'D' with
+ *                          its status; the socket closing instead (pam_end) discards them
  *
  * Arguments: config=PATH (default /etc/fr-profile/signin.json), helper=PATH (default the
  * installed fr-profile), use_first_pass, try_first_pass, debug (the helper's debug lines logged too).
@@ -55,6 +59,15 @@
 #endif
 #define DEFAULT_CONFIG "/etc/fr-profile/signin.json"
 #define DATA_AUTHENTICATED "pam_frprofile_authenticated"
+#define DATA_HELPER "pam_frprofile_helper"
+/* Seconds the session's token write may take. */
+#define SESSION_SECONDS 30
+
+/* A helper that holds the user's tokens until the session opens. */
+struct held_helper {
+  int fd;
+  pid_t pid;
+};
 /* The largest message either side sends. */
 #define MESSAGE_MAX 65536
 /* Seconds the helper has to say its deadline; and past that deadline, before it is killed. */
@@ -165,6 +178,29 @@ static char *ask(pam_handle_t *pamh, int style, const char *prompt) {
   return answer != NULL ? answer : strdup("");
 }
 
+/* Closes the socket (the helper then discards what it holds and ends) and reaps the helper,
+ * killing it if it has not ended within two seconds. */
+static void cleanup_helper(pam_handle_t *pamh, void *data, int status) {
+  (void)pamh;
+  (void)status;
+  struct held_helper *held = data;
+  close(held->fd);
+  int child_status;
+  for (int tries = 0; tries < 200; tries++) {
+    pid_t done = waitpid(held->pid, &child_status, WNOHANG);
+    if (done == held->pid || (done < 0 && errno != EINTR)) {
+      free(held);
+      return;
+    }
+    struct timespec pause = {0, 10000000};
+    nanosleep(&pause, NULL);
+  }
+  kill(held->pid, SIGKILL);
+  while (waitpid(held->pid, &child_status, 0) < 0 && errno == EINTR) {
+  }
+  free(held);
+}
+
 static void cleanup_flag(pam_handle_t *pamh, void *data, int status) {
   (void)pamh;
   (void)status;
@@ -223,6 +259,7 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 
   int status = PAM_AUTH_ERR;
   int finished = 0;
+  int holds_tokens = 0;
   double deadline = monotonic_seconds() + START_SECONDS;
   char *message = malloc(MESSAGE_MAX + 1);
   while (sent && message != NULL && !finished) {
@@ -270,9 +307,12 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
     }
     case 'W': pam_error(pamh, "%s", payload); break;
     case 'D': {
+      const char *end = message + received;
       long code = strtol(payload, NULL, 10);
       size_t code_length = strlen(payload);
       const char *token = payload + code_length + 1;
+      const char *flags = token < end ? token + strlen(token) + 1 : end;
+      holds_tokens = flags < end && strcmp(flags, "held") == 0;
       finished = 1;
       switch (code) {
       case PAM_SUCCESS:
@@ -299,10 +339,29 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
     explicit_bzero(message, MESSAGE_MAX + 1);
     free(message);
   }
-  close(pair[0]);
-  if (!finished) kill(pid, SIGKILL);
-  int child_status;
-  while (waitpid(pid, &child_status, 0) < 0 && errno == EINTR) {
+  if (finished && status == PAM_SUCCESS && holds_tokens) {
+    /* The helper keeps the tokens until pam_sm_open_session (or pam_end) */
+    struct held_helper *held = malloc(sizeof *held);
+    if (held != NULL) {
+      held->fd = pair[0];
+      held->pid = pid;
+    }
+    if (held == NULL || pam_set_data(pamh, DATA_HELPER, held, cleanup_helper) != PAM_SUCCESS) {
+      if (held != NULL) cleanup_helper(pamh, held, 0);
+      else {
+        close(pair[0]);
+        kill(pid, SIGKILL);
+        int child_status;
+        while (waitpid(pid, &child_status, 0) < 0 && errno == EINTR) {
+        }
+      }
+    }
+  } else {
+    close(pair[0]);
+    if (!finished) kill(pid, SIGKILL);
+    int child_status;
+    while (waitpid(pid, &child_status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (status == PAM_SUCCESS) {
     char *flag = strdup(user);
@@ -336,11 +395,43 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
   return strcmp((const char *)data, user) == 0 ? PAM_SUCCESS : PAM_IGNORE;
 }
 
+/* Has the helper that signed the user in write their OAuth 2.0 tokens into their own token
+ * store, as the user (the home exists by now: pam_mkhomedir runs before). The session opens
+ * whatever happens to the tokens; a failure is logged. */
 PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
-  (void)pamh;
   (void)flags;
   (void)argc;
   (void)argv;
+  const void *data = NULL;
+  if (pam_get_data(pamh, DATA_HELPER, &data) != PAM_SUCCESS || data == NULL) return PAM_SUCCESS;
+  const struct held_helper *held = data;
+  const char *user = NULL;
+  if (pam_get_user(pamh, &user, NULL) != PAM_SUCCESS || user == NULL) user = "";
+  int written = 0;
+  if (send_record(held->fd, 'O', user, strlen(user))) {
+    double deadline = monotonic_seconds() + SESSION_SECONDS;
+    char reply[256];
+    while (!written) {
+      double left = deadline - monotonic_seconds();
+      if (left <= 0) break;
+      struct pollfd waiting = {.fd = held->fd, .events = POLLIN};
+      int ready = poll(&waiting, 1, (int)(left * 1000) + 1);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) break;
+      ssize_t received = recv(held->fd, reply, sizeof reply - 1, 0);
+      if (received < 0 && errno == EINTR) continue;
+      if (received <= 0) break;
+      reply[received] = '\0';
+      if (reply[0] == 'L') {
+        int priority = reply[1] >= '0' && reply[1] <= '7' ? reply[1] - '0' : LOG_NOTICE;
+        pam_syslog(pamh, priority, "%s", reply[1] != '\0' ? reply + 2 : reply + 1);
+      } else if (reply[0] == 'D') {
+        written = strtol(reply + 1, NULL, 10) == 0 ? 1 : -1;
+      }
+    }
+  }
+  if (written != 1) pam_syslog(pamh, LOG_ERR, "the OAuth 2.0 tokens of %s were not written to their token store", user);
+  pam_set_data(pamh, DATA_HELPER, NULL, NULL); /* the old data's cleanup ends the helper */
   return PAM_SUCCESS;
 }
 

@@ -27,12 +27,20 @@ struct SigninPAMTests {
   /// configuration, the PAM service, /etc/passwd with the test user.
   struct Setup {
     let directory: String
-    let server: AuthenticateServer
+    /// AM's base URL.
+    let serverURL: String
     var config: String { directory + "/signin.json" }
+
+    init(directory: String, server: AuthenticateServer) { self.init(directory: directory, serverURL: server.url) }
+
+    init(directory: String, serverURL: String) {
+      self.directory = directory
+      self.serverURL = serverURL
+    }
 
     func writeConfig(_ extra: [String: JSON] = [:], mode: mode_t = 0o600) throws {
       var object: JSONObject = [
-        "server": .string(server.url), "realm": "alpha", "tree": "Login", "stateDirectory": .string(directory + "/state"),
+        "server": .string(serverURL), "realm": "alpha", "tree": "Login", "stateDirectory": .string(directory + "/state"),
         "timeoutSeconds": 30,
       ]
       for (key, value) in extra { object[key] = value }
@@ -86,10 +94,19 @@ struct SigninPAMTests {
     configuration.behaviour = .custom(custom)
     let server = try AuthenticateServer(configuration)
     defer { server.stop() }
+    try withSignin(serverURL: server.url, users: users, stack: stack, body)
+  }
+
+  /// A sign-in set-up against the AM at `serverURL`; with `homes`, each user has a home of their
+  /// own (theirs, under the set-up's directory) and /bin/sh.
+  func withSignin(
+    serverURL: String, users: [String], homes: Bool = false, stack: String = "auth required MODULE\naccount required MODULE",
+    _ body: (Setup) throws -> Void
+  ) throws {
     let directory = try makeTemporaryDirectory("fr-profile-signin")
     defer { removeTemporaryDirectory(directory) }
-    chmod(directory, 0o700)
-    let setup = Setup(directory: directory, server: server)
+    chmod(directory, 0o755)
+    let setup = Setup(directory: directory, serverURL: serverURL)
     try setup.writeConfig()
     try FileManager.default.createDirectory(atPath: directory + "/pam.d", withIntermediateDirectories: false)
     let lines = stack.replacingOccurrences(of: "auth required MODULE", with: "auth required MODULE config=CONFIG helper=HELPER")
@@ -101,7 +118,15 @@ struct SigninPAMTests {
     var addedUsers = ""
     var addedGroups = ""
     for (offset, user) in users.enumerated() {
-      addedUsers += "\(user):x:\(4711 + offset):\(4711 + offset):fr-profile sign-in test:/nonexistent:/usr/sbin/nologin\n"
+      let uid = 4711 + offset
+      var home = "/nonexistent"
+      if homes {
+        home = directory + "/home-" + user
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
+        chown(home, uid_t(uid), gid_t(uid))
+        chmod(home, 0o700)
+      }
+      addedUsers += "\(user):x:\(uid):\(uid):fr-profile sign-in test:\(home):\(homes ? "/bin/sh" : "/usr/sbin/nologin")\n"
       addedGroups += "\(user):x:\(4711 + offset):\n"
     }
     try (passwd + addedUsers).write(toFile: directory + "/passwd", atomically: false, encoding: .utf8)
@@ -393,6 +418,37 @@ struct SigninPAMTests {
         let signed = try setup.pamtester(user: "demo", stdin: Self.password + "\n")
         #expect(signed.status == 0, "\(signed.stderr)")
         #expect(binding.outcomes == ["binding: success", "signing: success"], "\(binding.outcomes)")
+      }
+    }
+  }
+
+  @Test("with a clientId, the session becomes OAuth 2.0 tokens written at session start into the user's own store, as the user")
+  func tokensAtSessionStart() throws {
+    try withOAuthAM { am in
+      let stack = "auth required MODULE\naccount required MODULE\nsession required MODULE"
+      try withSignin(serverURL: am.url, users: [OAuthAM.user], homes: true, stack: stack) { setup in
+        try setup.writeConfig(["clientId": .string(OAuthAM.clientId)])
+        // Authentication alone (no session): nothing is written.
+        let authOnly = try setup.pamtester(user: OAuthAM.user, stdin: OAuthAM.password + "\n")
+        #expect(authOnly.status == 0, "\(authOnly.stderr)")
+        let store = setup.directory + "/home-\(OAuthAM.user)/.local/state/fr-profile/tokens"
+        #expect(!FileManager.default.fileExists(atPath: store))
+        let result = try setup.pamtester(
+          user: OAuthAM.user, stdin: OAuthAM.password + "\n", operations: ["authenticate", "open_session", "close_session"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).filter { $0.hasSuffix(".json") }
+        try #require(files.count == 1, "\(result.stderr)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: store + "/" + files[0])
+        #expect((attributes[.ownerAccountID] as? NSNumber)?.intValue == 4711)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        // The user's own `fr-profile token` finds them (run as the user, their home as HOME).
+        let token = try run(
+          [
+            "--reuid=4711", "--regid=4711", "--clear-groups", "env", "-i", "HOME=" + setup.directory + "/home-\(OAuthAM.user)",
+            frProfilePath, "token", "--server", am.url, "--realm", "alpha", "--client-id", OAuthAM.clientId,
+          ], executable: "/usr/bin/setpriv")
+        #expect(token.status == 0 && !token.stdout.isEmpty, "\(token.stderr)")
+        #expect(try am.whoami(token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == 200)
       }
     }
   }

@@ -3,7 +3,9 @@ import Collectors
 import Journey
 import JourneyHTTP
 import Login
+import OAuthTokens
 import ProfileCLI
+import ProfileJSON
 import SystemCalls
 
 #if canImport(Glibc)
@@ -140,17 +142,51 @@ struct PAMSignin {
       return .authenticationError
     }
     let fields = PAMHelperChannel.fields(start.payload)
-    var password: String?
-    let (status, token) = decide(fields, password: &password)
+    var held: HeldTokens?
+    let (status, token) = decide(fields, held: &held)
     var payload = Array(String(status.rawValue).utf8) + [0]
     if status == .success, let token { payload += Array(token.utf8) }
+    if status == .success, held != nil { payload += [0] + Array("held".utf8) }
     channel.send(UInt8(ascii: "D"), payload)
     for index in payload.indices { payload[index] = 0 }
+    if status == .success, let held { hold(held) }
     return status
   }
 
+  /// OAuth 2.0 tokens of a sign-in, for the user's token store once the session opens.
+  struct HeldTokens {
+    var tokens: StoredTokens
+    var user: String
+    var uid: uid_t
+    var gid: gid_t
+    var home: String
+    var deadline: Double
+  }
+
+  /// Waits for the module's session record ('O'), then writes the tokens into the user's own
+  /// token store as the user (this process gives up root for good first: it ends after), and
+  /// answers 'D' with the outcome. The module closing the socket instead discards them.
+  private func hold(_ held: HeldTokens) {
+    guard let record = channel.receive(deadline: held.deadline), record.type == UInt8(ascii: "O") else { return }
+    var ok = false
+    if initgroups(held.user, held.gid) == 0, setgid(held.gid) == 0, setuid(held.uid) == 0, getuid() == held.uid {
+      let directory = held.home + "/.local/state/fr-profile"
+      do {
+        let store = try TokenStore.open(stateDirectory: directory, create: true)
+        try store.locked { try store.save(held.tokens) }
+        ok = true
+        SigninLog.notice("the OAuth 2.0 tokens of \(held.user) are in \(store.path)")
+      } catch {
+        SigninLog.error("the OAuth 2.0 tokens of \(held.user) were not written to \(directory): \(error)")
+      }
+    } else {
+      SigninLog.error("cannot become \(held.user) to write their OAuth 2.0 tokens")
+    }
+    channel.send(UInt8(ascii: "D"), ok ? "0" : "1")
+  }
+
   /// The verdict and the PAM_AUTHTOK to set.
-  private func decide(_ fields: [String: String], password: inout String?) -> (PAMStatus, String?) {
+  private func decide(_ fields: [String: String], held: inout HeldTokens?) -> (PAMStatus, String?) {
     let user = fields["user"] ?? ""
     let service = fields["service"] ?? ""
     guard geteuid() == 0 else {
@@ -181,7 +217,10 @@ struct PAMSignin {
       result = walk(config, user: user, service: service, password: nil, conversation: conversation)
     }
     switch result {
-    case .success(let firstPassword):
+    case .success(let firstPassword, let body):
+      if let clientId = config.clientId {
+        held = trade(body, config: config, clientId: clientId, service: service, account: entry.pointee)
+      }
       if let offline = config.offline, let firstPassword {
         do {
           try OfflineCache.open(stateDirectory: config.stateDirectory, settings: offline).remember(
@@ -206,7 +245,7 @@ struct PAMSignin {
   }
 
   enum WalkResult {
-    case success(firstPassword: String?)
+    case success(firstPassword: String?, body: JSONObject)
     /// AM said no (its message).
     case refused(String)
     /// Anything else that is not a connection failure: fails closed, never offline.
@@ -238,7 +277,7 @@ struct PAMSignin {
       device: CommandDeviceSteps(settings: ProfileSettings(stateDirectory: config.stateDirectory), binding: binding, interactive: false))
     do {
       switch try login.walk(answerer: answerer) {
-      case .success: return .success(firstPassword: answerer.firstPassword)
+      case .success(let body): return .success(firstPassword: answerer.firstPassword, body: body)
       case .failure(let message, _): return .refused(answerer.printable(message, singleLine: true))
       case .suspended: return .failed("the journey \(tree) suspended (an email link): a sign-in cannot wait for it")
       case .redirect(let url): return .failed("the journey \(tree) continues in a browser (\(answerer.printable(url, singleLine: true)))")
@@ -250,6 +289,29 @@ struct PAMSignin {
       }
     } catch {
       return .failed(answerer.printable("\(error)", singleLine: true))
+    }
+  }
+
+  /// The session of a successful sign-in traded for OAuth 2.0 tokens of the configuration's
+  /// client; nil (logged) when the trade fails: the sign-in stands, without tokens.
+  private func trade(_ body: JSONObject, config: SigninConfig, clientId: String, service: String, account: passwd) -> HeldTokens? {
+    let settings = OAuthClientSettings(
+      server: config.server, realm: config.realm, clientId: clientId, scope: config.scope ?? OAuthClientSettings.defaultScope,
+      redirectURI: config.redirectURI ?? OAuthClientSettings.defaultRedirectURI, cookieName: "iPlanetDirectoryPro")
+    let client = OAuthClient(
+      settings: settings, transport: Login.transport(HTTPClient(timeout: min(30, config.timeoutSeconds / 3), caFile: config.cacert)))
+    client.extraHeaders = ["User-Agent: fr-profile/\(frProfileVersion) (pam)"]
+    do {
+      guard let tokens = try Login.tokens(for: body, client: client, tree: config.tree(service: service)) else {
+        SigninLog.error("the journey ended without a session: no OAuth 2.0 tokens for \(clientId)")
+        return nil
+      }
+      return HeldTokens(
+        tokens: tokens, user: String(cString: account.pw_name), uid: account.pw_uid, gid: account.pw_gid,
+        home: String(cString: account.pw_dir), deadline: monotonicSeconds() + config.timeoutSeconds)
+    } catch {
+      SigninLog.error("no OAuth 2.0 tokens for \(clientId): \(error)")
+      return nil
     }
   }
 
