@@ -89,7 +89,7 @@ public struct Login {
     do {
       return try walker.walk(endpoint)
     } catch let error as JourneyError {
-      if case .timeLimit = error { throw timeLimit }
+      if error.code == .timeLimit { throw timeLimit }
       throw error
     }
   }

@@ -304,7 +304,7 @@ extension FRProfile {
         throw Failure(login: LoginError(error.code, answerer.printable(error.message, singleLine: true)))
       } catch let error as JourneyError {
         let message = answerer.printable(error.description + ".", singleLine: true)
-        if case .unsupportedCallback = error { throw Failure(.cannotAnswer, message) }
+        if error.code == .unsupportedCallback { throw Failure(.cannotAnswer, message) }
         throw Failure(.badResponse, message)
       } catch let failure as Failure {
         throw Failure(failure.status, answerer.printable(failure.description, singleLine: true))
