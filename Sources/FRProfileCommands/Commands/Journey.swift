@@ -331,13 +331,14 @@ extension FRProfile {
     }
 
     static func exitStatus(_ error: HTTPError) -> ExitStatus {
-      switch error {
+      switch error.code {
       case .timedOut: .timedOut
       case .cannotConnect, .failed: .cannotConnect
       case .tls: .untrustedServer
       case .badCAFile: .noInput
       case .responseTooLarge: .badResponse
       case .libraryUnavailable: .libraryMissing
+      default: .cannotConnect  // a later code: no response, as .failed
       }
     }
 
