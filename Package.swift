@@ -215,7 +215,7 @@ let package = Package(
     // session traded for tokens. `journey`, `token` and the PAM helper run it; no collectors.
     .target(name: "Login", dependencies: ["Journey", "JourneyHTTP", "OAuthTokens", "ProfileJSON", "SystemCalls"]),
     .testTarget(
-      name: "LoginTests", dependencies: ["Login", "Journey", "OAuthTokens", "ProfileJSON", "SystemCalls", "TestSupport"],
+      name: "LoginTests", dependencies: ["Login", "Journey", "JourneyHTTP", "OAuthTokens", "ProfileJSON", "SystemCalls", "TestSupport"],
       swiftSettings: testCode),
     // Answers DeviceProfileCallback from the collectors (DeviceProfiler): the glue between the
     // protocol and Collectors. Collection knows nothing of AM.

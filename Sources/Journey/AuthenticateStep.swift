@@ -104,41 +104,141 @@ public struct Callback: Sendable, Equatable {
   }
 }
 
-/// What is wrong with an authenticate body or one of its callbacks.
-public enum JourneyError: Error, Equatable, CustomStringConvertible {
-  case notJSON(JSONParseError)
-  case notAnObject
-  case noCallbacks
-  case malformedCallback(index: Int, reason: String)
-  /// A callback type the client cannot answer (`type` nil when the callback has none).
-  case unsupportedCallback(index: Int, type: String?)
-  /// The server answered with a status other than 200 (a step or success) or 401 (failure).
-  case unexpectedStatus(status: Int, message: String)
-  /// A 200 body that is neither a step (`callbacks`) nor a success (`tokenId`, `successUrl`).
-  case notAStep
-  /// The journey did not end within this many steps.
-  case tooManySteps(Int)
-  /// A step has more callbacks than the client answers.
-  case tooManyCallbacks(count: Int, limit: Int)
-  /// The journey did not end within this many seconds.
-  case timeLimit(seconds: Double)
-
-  public var description: String {
-    switch self {
-    case .notJSON(let error): "the body is not JSON: \(error)"
-    case .notAnObject: "the body is not a JSON object"
-    case .noCallbacks: "the body has no \"callbacks\" array: it is not an authenticate step"
-    case .malformedCallback(let index, let reason): "callbacks[\(index)] is malformed: \(reason)"
-    case .unsupportedCallback(let index, let type):
-      "the journey asks for a \(type.map { "\"\($0)\"" } ?? "callback without a type") (callbacks[\(index)]), which "
-        + "this client cannot answer; it answers \(CallbackRequest.supportedTypes.joined(separator: ", "))"
-    case .unexpectedStatus(let status, let message):
-      "the server answered HTTP \(status)\(message.isEmpty ? "" : ": \(PrintableText.line(message))"); expected an AM authenticate response"
-    case .notAStep: "the server's answer has neither \"callbacks\" nor \"tokenId\": it is not an AM authenticate response"
-    case .tooManySteps(let count): "the journey did not end within \(count) steps"
-    case .tooManyCallbacks(let count, let limit): "the step has \(count) callbacks, more than the \(limit) a client answers"
-    case .timeLimit(let seconds):
-      "the journey did not end within \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s"
+/// What is wrong with an authenticate body or one of its callbacks, or why a walk ended without
+/// an outcome.
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .unsupportedCallback`, or `switch error.code` with a `default:`); the values callers act on
+/// are the optional properties (`nil` where a code has none), ``description`` is the message.
+public struct JourneyError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable {
+      case notJSON, notAnObject, noCallbacks, malformedCallback, unsupportedCallback, unexpectedStatus, notAStep
+      case tooManySteps, tooManyCallbacks, timeLimit
     }
+
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// The body is not JSON.
+    public static let notJSON = Code(.notJSON)
+    /// The body is JSON but not an object.
+    public static let notAnObject = Code(.notAnObject)
+    /// The body has no `callbacks` array: it is not an authenticate step.
+    public static let noCallbacks = Code(.noCallbacks)
+    /// The callback at ``index`` is not what its type says (``reason``).
+    public static let malformedCallback = Code(.malformedCallback)
+    /// The callback at ``index`` has a type the client cannot answer (``type``, nil when the
+    /// callback has none).
+    public static let unsupportedCallback = Code(.unsupportedCallback)
+    /// The server answered with a ``status`` other than 200 (a step or success) or 401
+    /// (failure).
+    public static let unexpectedStatus = Code(.unexpectedStatus)
+    /// A 200 body that is neither a step (`callbacks`) nor a success (`tokenId`, `successUrl`).
+    public static let notAStep = Code(.notAStep)
+    /// The journey did not end within ``limit`` steps.
+    public static let tooManySteps = Code(.tooManySteps)
+    /// A step has more callbacks (``count``) than the client answers (``limit``).
+    public static let tooManyCallbacks = Code(.tooManyCallbacks)
+    /// The journey did not end within ``seconds``.
+    public static let timeLimit = Code(.timeLimit)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// The index of the callback concerned in the step's `callbacks` (``Code/malformedCallback``,
+  /// ``Code/unsupportedCallback``).
+  public let index: Int?
+  /// The type of the callback the client cannot answer (``Code/unsupportedCallback``; nil also
+  /// when that callback has no type).
+  public let type: String?
+  /// What is wrong with the callback (``Code/malformedCallback``).
+  public let reason: String?
+  /// The HTTP status the server answered (``Code/unexpectedStatus``).
+  public let status: Int?
+  /// How many callbacks the step has (``Code/tooManyCallbacks``).
+  public let count: Int?
+  /// The most steps (``Code/tooManySteps``) or callbacks (``Code/tooManyCallbacks``) a walk
+  /// accepts.
+  public let limit: Int?
+  /// The seconds the journey had (``Code/timeLimit``).
+  public let seconds: Double?
+  /// One line saying what is wrong.
+  public let description: String
+
+  private init(
+    _ code: Code, index: Int? = nil, type: String? = nil, reason: String? = nil, status: Int? = nil, count: Int? = nil,
+    limit: Int? = nil, seconds: Double? = nil, _ description: String
+  ) {
+    self.code = code
+    self.index = index
+    self.type = type
+    self.reason = reason
+    self.status = status
+    self.count = count
+    self.limit = limit
+    self.seconds = seconds
+    self.description = description
+  }
+
+  /// The body is not JSON.
+  public static func notJSON(_ error: JSONParseError) -> Self { Self(.notJSON, "the body is not JSON: \(error)") }
+
+  /// The body is JSON but not an object.
+  public static var notAnObject: Self { Self(.notAnObject, "the body is not a JSON object") }
+
+  /// The body has no `callbacks` array: it is not an authenticate step.
+  public static var noCallbacks: Self {
+    Self(.noCallbacks, "the body has no \"callbacks\" array: it is not an authenticate step")
+  }
+
+  /// The callback at `index` is not what its type says.
+  public static func malformedCallback(index: Int, reason: String) -> Self {
+    Self(.malformedCallback, index: index, reason: reason, "callbacks[\(index)] is malformed: \(reason)")
+  }
+
+  /// A callback type the client cannot answer (`type` nil when the callback has none).
+  public static func unsupportedCallback(index: Int, type: String?) -> Self {
+    Self(
+      .unsupportedCallback, index: index, type: type,
+      "the journey asks for a \(type.map { "\"\($0)\"" } ?? "callback without a type") (callbacks[\(index)]), which "
+        + "this client cannot answer; it answers \(CallbackRequest.supportedTypes.joined(separator: ", "))")
+  }
+
+  /// The server answered with a status other than 200 (a step or success) or 401 (failure);
+  /// `message` is its body or AM's message, in the description only.
+  public static func unexpectedStatus(status: Int, message: String) -> Self {
+    Self(
+      .unexpectedStatus, status: status,
+      "the server answered HTTP \(status)\(message.isEmpty ? "" : ": \(PrintableText.line(message))"); expected an AM authenticate response"
+    )
+  }
+
+  /// A 200 body that is neither a step (`callbacks`) nor a success (`tokenId`, `successUrl`).
+  public static var notAStep: Self {
+    Self(.notAStep, "the server's answer has neither \"callbacks\" nor \"tokenId\": it is not an AM authenticate response")
+  }
+
+  /// The journey did not end within this many steps.
+  public static func tooManySteps(_ limit: Int) -> Self {
+    Self(.tooManySteps, limit: limit, "the journey did not end within \(limit) steps")
+  }
+
+  /// A step has more callbacks than the client answers.
+  public static func tooManyCallbacks(count: Int, limit: Int) -> Self {
+    Self(
+      .tooManyCallbacks, count: count, limit: limit, "the step has \(count) callbacks, more than the \(limit) a client answers")
+  }
+
+  /// The journey did not end within this many seconds.
+  public static func timeLimit(seconds: Double) -> Self {
+    Self(
+      .timeLimit, seconds: seconds,
+      "the journey did not end within \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s")
   }
 }

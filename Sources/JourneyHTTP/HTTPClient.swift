@@ -15,42 +15,128 @@ public struct HTTPResponse: Sendable, Equatable {
 }
 
 /// Why a request got no response, by what the user can do about it.
-public enum HTTPError: Error, Equatable, CustomStringConvertible {
-  /// No answer within the timeout.
-  case timedOut(url: String, seconds: Double)
-  /// The host is unknown or unreachable, or refused or dropped the connection.
-  case cannotConnect(url: String, reason: String)
-  /// The TLS handshake failed: usually a certificate no trusted CA signed.
-  case tls(url: String, reason: String)
-  /// The CA file given for verification cannot be used.
-  case badCAFile(path: String, reason: String)
-  /// Anything else libcurl reports (a malformed URL, an unsupported scheme).
-  case failed(url: String, reason: String)
-  /// The response body was larger than the client accepts; the transfer was stopped there.
-  case responseTooLarge(url: String, limit: Int)
-  /// libcurl cannot be loaded (it is opened with dlopen on first use, not linked): `soname`
-  /// is the library asked for, `package` the Debian package that ships it (`debian13Package`
-  /// on Debian 13), `reason` dlerror's text.
-  case libraryUnavailable(soname: String, package: String, debian13Package: String, reason: String)
-
-  public var description: String {
-    switch self {
-    case .timedOut(let url, let seconds):
-      "no response from \(url) within \(formatSeconds(seconds)) s. Check that the server is up, or raise --timeout."
-    case .cannotConnect(let url, let reason):
-      "cannot connect to \(url): \(reason). Check --server and the network."
-    case .tls(let url, let reason):
-      "TLS with \(url) failed: \(reason). If the server uses a private CA, pass its certificate with --cacert FILE."
-    case .badCAFile(let path, let reason):
-      "cannot use the CA certificate file \(path): \(reason). It must hold PEM certificates."
-    case .failed(let url, let reason):
-      "request to \(url) failed: \(reason)."
-    case .responseTooLarge(let url, let limit):
-      "the response from \(url) is larger than \(limit) bytes; stopped reading. An AM authenticate response is a few KB; raise --max-response-size if this server's are larger."
-    case .libraryUnavailable(let soname, let package, let debian13Package, let reason):
-      "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
-        + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)")
+///
+/// A struct, not an enum, so that a release can add a failure without breaking an embedder's
+/// `switch`: new codes may be added in any release. Match on ``code`` (`error.code ==
+/// .timedOut`, or `switch error.code` with a `default:`); the values callers act on are the
+/// optional properties (`nil` where a code has none), ``description`` is the message.
+public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure it is. New codes may be added in any release: switch with a
+  /// `default:`.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable {
+      case timedOut, cannotConnect, tls, badCAFile, failed, responseTooLarge, libraryUnavailable
     }
+
+    private var backing: Backing
+    private init(_ backing: Backing) { self.backing = backing }
+
+    /// No answer from ``url`` within ``seconds``.
+    public static let timedOut = Code(.timedOut)
+    /// The host is unknown or unreachable, or refused or dropped the connection.
+    public static let cannotConnect = Code(.cannotConnect)
+    /// The TLS handshake failed: usually a certificate no trusted CA signed.
+    public static let tls = Code(.tls)
+    /// The CA file given for verification (``path``) cannot be used.
+    public static let badCAFile = Code(.badCAFile)
+    /// Anything else libcurl reports (a malformed URL, an unsupported scheme).
+    public static let failed = Code(.failed)
+    /// The response body was larger than the client accepts (``limit``); the transfer was
+    /// stopped there.
+    public static let responseTooLarge = Code(.responseTooLarge)
+    /// libcurl cannot be loaded (it is opened with dlopen on first use, not linked): ``soname``
+    /// is the library asked for, ``package`` the Debian package that ships it
+    /// (``debian13Package`` on Debian 13), ``reason`` dlerror's text.
+    public static let libraryUnavailable = Code(.libraryUnavailable)
+
+    public var description: String { String(describing: backing) }
+  }
+
+  /// What kind of failure it is.
+  public let code: Code
+  /// The URL requested (every code but ``Code/badCAFile`` and ``Code/libraryUnavailable``).
+  public let url: String?
+  /// The timeout that passed, in seconds (``Code/timedOut``).
+  public let seconds: Double?
+  /// The CA file that cannot be used (``Code/badCAFile``; `(system store)` when none was
+  /// given).
+  public let path: String?
+  /// What libcurl said (``Code/cannotConnect``, ``Code/tls``, ``Code/badCAFile``,
+  /// ``Code/failed``), or dlerror's text (``Code/libraryUnavailable``).
+  public let reason: String?
+  /// The largest body accepted, in bytes (``Code/responseTooLarge``).
+  public let limit: Int?
+  /// The library that cannot be loaded (``Code/libraryUnavailable``).
+  public let soname: String?
+  /// The Debian package that ships ``soname`` (``Code/libraryUnavailable``).
+  public let `package`: String?
+  /// The Debian 13 package that ships ``soname`` (``Code/libraryUnavailable``).
+  public let debian13Package: String?
+  /// One line saying what is wrong and what to do.
+  public let description: String
+
+  private init(
+    _ code: Code, url: String? = nil, seconds: Double? = nil, path: String? = nil, reason: String? = nil, limit: Int? = nil,
+    soname: String? = nil, package: String? = nil, debian13Package: String? = nil, _ description: String
+  ) {
+    self.code = code
+    self.url = url
+    self.seconds = seconds
+    self.path = path
+    self.reason = reason
+    self.limit = limit
+    self.soname = soname
+    self.package = package
+    self.debian13Package = debian13Package
+    self.description = description
+  }
+
+  /// No answer within the timeout.
+  public static func timedOut(url: String, seconds: Double) -> Self {
+    Self(
+      .timedOut, url: url, seconds: seconds,
+      "no response from \(url) within \(formatSeconds(seconds)) s. Check that the server is up, or raise --timeout.")
+  }
+
+  /// The host is unknown or unreachable, or refused or dropped the connection.
+  public static func cannotConnect(url: String, reason: String) -> Self {
+    Self(.cannotConnect, url: url, reason: reason, "cannot connect to \(url): \(reason). Check --server and the network.")
+  }
+
+  /// The TLS handshake failed: usually a certificate no trusted CA signed.
+  public static func tls(url: String, reason: String) -> Self {
+    Self(
+      .tls, url: url, reason: reason,
+      "TLS with \(url) failed: \(reason). If the server uses a private CA, pass its certificate with --cacert FILE.")
+  }
+
+  /// The CA file given for verification cannot be used.
+  public static func badCAFile(path: String, reason: String) -> Self {
+    Self(
+      .badCAFile, path: path, reason: reason, "cannot use the CA certificate file \(path): \(reason). It must hold PEM certificates.")
+  }
+
+  /// Anything else libcurl reports (a malformed URL, an unsupported scheme).
+  public static func failed(url: String, reason: String) -> Self {
+    Self(.failed, url: url, reason: reason, "request to \(url) failed: \(reason).")
+  }
+
+  /// The response body was larger than the client accepts; the transfer was stopped there.
+  public static func responseTooLarge(url: String, limit: Int) -> Self {
+    Self(
+      .responseTooLarge, url: url, limit: limit,
+      "the response from \(url) is larger than \(limit) bytes; stopped reading. An AM authenticate response is a few KB; raise --max-response-size if this server's are larger."
+    )
+  }
+
+  /// libcurl cannot be loaded (it is opened with dlopen on first use, not linked): `soname` is
+  /// the library asked for, `package` the Debian package that ships it (`debian13Package` on
+  /// Debian 13), `reason` dlerror's text.
+  public static func libraryUnavailable(soname: String, package: String, debian13Package: String, reason: String) -> Self {
+    Self(
+      .libraryUnavailable, reason: reason, soname: soname, package: package, debian13Package: debian13Package,
+      "\(soname) cannot be loaded (\(reason)); install Debian package \(package)"
+        + (debian13Package == package ? "" : " (\(debian13Package) on Debian 13)"))
   }
 }
 

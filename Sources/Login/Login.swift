@@ -78,7 +78,7 @@ public struct Login {
         do {
           response = try transport(OAuthRequest(method: "POST", url: url, headers: headers, body: body, timeout: min(requestTimeout, left)))
         } catch let error as HTTPError {
-          if case .timedOut = error, left < requestTimeout { throw timeLimit }
+          if error.code == .timedOut, left < requestTimeout { throw timeLimit }
           throw error
         }
         trace?("HTTP \(response.status), \(response.body.count) bytes")
@@ -89,7 +89,7 @@ public struct Login {
     do {
       return try walker.walk(endpoint)
     } catch let error as JourneyError {
-      if case .timeLimit = error { throw timeLimit }
+      if error.code == .timeLimit { throw timeLimit }
       throw error
     }
   }

@@ -39,6 +39,9 @@ import Testing
         {"authId":"a","callbacks":[{"type":"NameCallback","output":[],"input":[{"name":"IDToken1","value":""}]},{"type":"WebAuthnRegistrationCallback"}]}
         """#.utf8))
     #expect(throws: JourneyError.unsupportedCallback(index: 1, type: "WebAuthnRegistrationCallback")) { try step.requests() }
+    let error = try #require(throws: JourneyError.self) { try step.requests() }
+    #expect(error.code == .unsupportedCallback && error.code != .malformedCallback)
+    #expect(error.index == 1 && error.type == "WebAuthnRegistrationCallback" && error.status == nil)
   }
 
   @Test func choiceWithoutChoicesIsMalformed() throws {

@@ -1,4 +1,5 @@
 import Journey
+import JourneyHTTP
 import Login
 import OAuthTokens
 import ProfileJSON
@@ -208,6 +209,29 @@ import Testing
     }
     #expect(monotonicSeconds() - started < 30)
     #expect(person.shown.map(\.0) == ["Approve on your phone"] && person.shown.first?.1 == .information)
+  }
+
+  @Test func aRequestTimeoutIsTheTimeLimitOnlyWhenTheJourneyHadLessTimeLeft() throws {
+    let timedOut: OAuthTransport = { request in throw HTTPError.timedOut(url: request.url, seconds: request.timeout ?? 0) }
+    var login = Login(endpoint: Self.endpoint, transport: timedOut)
+    login.maximumTime = 5  // less than requestTimeout (30): the request had the journey's time
+    #expect {
+      try login.walk(answerer: LoginAnswerer(sources: [], conversation: Person()))
+    } throws: { error in
+      (error as? LoginError)?.code == .timeLimit
+    }
+    login.maximumTime = 300  // the request had its own timeout: the server's, not the journey's
+    #expect {
+      try login.walk(answerer: LoginAnswerer(sources: [], conversation: Person()))
+    } throws: { error in
+      (error as? HTTPError)?.code == .timedOut && (error as? HTTPError)?.seconds == 30
+    }
+    let refused: OAuthTransport = { request in throw HTTPError.cannotConnect(url: request.url, reason: "refused") }
+    #expect {
+      try Login(endpoint: Self.endpoint, transport: refused).walk(answerer: LoginAnswerer(sources: [], conversation: Person()))
+    } throws: { error in
+      (error as? HTTPError)?.code == .cannotConnect && (error as? HTTPError)?.url?.hasPrefix("https://") == true
+    }
   }
 
   @Test func aSuspendedOrRedirectedJourneyEndsWithoutPosting() throws {

@@ -304,7 +304,7 @@ extension FRProfile {
         throw Failure(login: LoginError(error.code, answerer.printable(error.message, singleLine: true)))
       } catch let error as JourneyError {
         let message = answerer.printable(error.description + ".", singleLine: true)
-        if case .unsupportedCallback = error { throw Failure(.cannotAnswer, message) }
+        if error.code == .unsupportedCallback { throw Failure(.cannotAnswer, message) }
         throw Failure(.badResponse, message)
       } catch let failure as Failure {
         throw Failure(failure.status, answerer.printable(failure.description, singleLine: true))
@@ -331,13 +331,14 @@ extension FRProfile {
     }
 
     static func exitStatus(_ error: HTTPError) -> ExitStatus {
-      switch error {
+      switch error.code {
       case .timedOut: .timedOut
       case .cannotConnect, .failed: .cannotConnect
       case .tls: .untrustedServer
       case .badCAFile: .noInput
       case .responseTooLarge: .badResponse
       case .libraryUnavailable: .libraryMissing
+      default: .cannotConnect  // a later code: no response, as .failed
       }
     }
 

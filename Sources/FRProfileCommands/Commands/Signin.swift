@@ -283,7 +283,7 @@ struct PAMSignin {
       case .redirect(let url): return .failed("the journey \(tree) continues in a browser (\(answerer.printable(url, singleLine: true)))")
       }
     } catch let error as HTTPError {
-      switch error {
+      switch error.code {
       case .cannotConnect, .timedOut: return .unreachable(error.description)
       default: return .failed(error.description)
       }
