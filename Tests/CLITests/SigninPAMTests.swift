@@ -226,6 +226,12 @@ struct SigninPAMTests {
       chmod(setup.config, 0o600)
       let notJSON = try setup.pamtester(stdin: Self.password + "\n")
       #expect(notJSON.status != 0 && Self.syslog(notJSON).contains("not JSON"), "\(notJSON.stderr)")
+      // A directory above it that others may change (not sticky): refused too.
+      try setup.writeConfig()
+      chmod(setup.directory, 0o777)
+      let openDirectory = try setup.pamtester(stdin: Self.password + "\n")
+      chmod(setup.directory, 0o755)
+      #expect(openDirectory.status != 0 && Self.syslog(openDirectory).contains("refusing the configuration"), "\(openDirectory.stderr)")
       #expect(tree.answered.isEmpty && tree.events.isEmpty, "a request reached AM: \(tree.events)")
     }
   }
@@ -450,6 +456,29 @@ struct SigninPAMTests {
         #expect(token.status == 0 && !token.stdout.isEmpty, "\(token.stderr)")
         #expect(try am.whoami(token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == 200)
       }
+    }
+  }
+
+  @Test("the DeviceProfileCallback carries this machine's profile, its identifier the one 'identifier --state-dir' prints")
+  func deviceProfileOfTheSignInState() throws {
+    let profile = C.callback(
+      "DeviceProfileCallback", [("metadata", true), ("location", false), ("message", "Collecting your device")],
+      inputs: [("IDToken1", "")])
+    let nodes: [String: NodeTree.Node] = [
+      "start": Self.loginNode(then: .node("profile")),
+      "profile": NodeTree.Node(callbacks: [profile]) { _, _ in .success },
+    ]
+    try withSignin(nodes) { setup, tree in
+      let result = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect((result.stdout + result.stderr).contains("Collecting your device"), "the message is shown: \(result.stdout)")
+      let posted = NodeTree.Answers(callbacks: tree.answered.last?["callbacks"]?.arrayValue ?? [])
+      let sent = try JSONParser.parse(Array((posted.text("DeviceProfileCallback") ?? "").utf8))
+      let identifier = try run(["identifier", "--json", "--state-dir", setup.directory + "/state"])
+      let expected = try JSONParser.parse(Array(identifier.stdout.utf8))["identifier"]
+      #expect(expected != nil && sent["identifier"] == expected, "\(sent) vs \(identifier.stdout)")
+      #expect(sent["metadata"]?["platform"]?["platform"] == "Linux")
+      #expect(sent["location"] == nil)
     }
   }
 }
