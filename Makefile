@@ -358,6 +358,12 @@ deb: deps-deb release man
 check-deb: deps-deb-test deb
 	bench/release-golden.sh $(BIN)
 	packaging/check-deb.sh $(DEB)
+	@# make install's layout: PREFIX/lib/security/pam_frprofile.so, naming PREFIX/bin/fr-profile.
+	rm -rf $(OUT)/install-check && $(MAKE) --no-print-directory install-files DESTDIR=$(CURDIR)/$(OUT)/install-check PREFIX=/opt/frp >/dev/null
+	test -f $(OUT)/install-check/opt/frp/lib/security/pam_frprofile.so
+	grep -q /opt/frp/bin/fr-profile $(OUT)/install-check/opt/frp/lib/security/pam_frprofile.so
+	test -x $(OUT)/install-check/opt/frp/bin/fr-profile && rm -rf $(OUT)/install-check
+	@echo "check-deb: ok: make install PREFIX=/opt/frp puts pam_frprofile.so in /opt/frp/lib/security, naming /opt/frp/bin/fr-profile"
 
 # The udev (umockdev) and golden CLI tests again, against the binary the .deb installs rather
 # than the build tree's: the dynamically linked release binary is what umockdev's LD_PRELOAD must

@@ -481,4 +481,21 @@ struct SigninPAMTests {
       #expect(sent["location"] == nil)
     }
   }
+
+  @Test("a server error (5xx) fails closed, even with a usable offline entry: no offline prompt")
+  func serverErrorFailsClosed() throws {
+    var configuration = AuthenticateServer.Configuration()
+    configuration.behaviour = .scripted { _, _ in (503, Array(#"{"code":503,"reason":"Service Unavailable"}"#.utf8)) }
+    let failing = try AuthenticateServer(configuration)
+    defer { failing.stop() }
+    try withSignin(["start": Self.loginNode()]) { setup, _ in
+      let offline: JSON = ["maxAgeSeconds": 60]
+      try setup.writeConfig(["offline": offline])
+      #expect(try setup.pamtester(stdin: Self.password + "\n").status == 0)
+      try setup.writeConfig(["offline": offline, "server": .string(failing.url)])
+      let result = try setup.pamtester(stdin: Self.password + "\n")
+      #expect(result.status != 0 && !result.stderr.contains("Password: "), "\(result.stderr)")
+      #expect(Self.syslog(result).contains("failed") && !Self.syslog(result).contains("cannot be reached"), "\(result.stderr)")
+    }
+  }
 }
