@@ -84,16 +84,12 @@ extension FRProfile {
           let settings: SigninConfig
           do { settings = try SigninConfig.read(config) } catch { throw Failure(.configuration, "\(error).") }
           guard getpwnam(user) != nil else { throw Failure(.usage, "\(user) is not a user of this machine.") }
-          if let cacert = settings.cacert, access(cacert, R_OK) != 0 {
-            throw Failure(.noInput, "cannot read the configuration's cacert \(cacert): \(String(cString: strerror(errno))).")
-          }
+          let login: Login
+          do {
+            login = try settings.login(
+              tree: tree, maximumTime: maxTime, requestTimeout: min(30, maxTime), userAgent: "fr-profile/\(frProfileVersion)")
+          } catch { throw Failure(.noInput, "\(error).") }
           let server = try AMServerURL(settings.server, credential: "the password", insecureHTTP: false)
-          var login = Login(
-            endpoint: AuthenticateEndpoint(server: settings.server, realm: settings.realm, tree: tree),
-            transport: Login.transport(HTTPClient(timeout: min(30, maxTime), caFile: settings.cacert)))
-          login.requestTimeout = min(30, maxTime)
-          login.maximumTime = maxTime
-          login.userAgent = "fr-profile/\(frProfileVersion)"
           let binding = try BindingOptions.parse(settings.tcti.map { ["--tcti", $0] } ?? [])
           _ = try FRProfile.Journey.walk(
             login, sources: [GivenAnswers(user: user)], settings: ProfileSettings(stateDirectory: settings.stateDirectory),
@@ -132,6 +128,8 @@ enum PAMStatus: Int32 {
 /// One sign-in, from the module's start record to its verdict.
 struct PAMSignin {
   static let socketDescriptor: Int32 = 3
+  /// What the sign-in's requests call themselves: AM's logs tell them from `journey`'s.
+  static let userAgent = "fr-profile/\(frProfileVersion) (pam)"
   let channel: PAMHelperChannel
 
   /// Runs the sign-in and sends the verdict ('D'); returns it.
@@ -256,17 +254,12 @@ struct PAMSignin {
 
   /// The journey, its first NameCallback answered with the PAM user.
   private func walk(_ config: SigninConfig, user: String, service: String, password: String?, conversation: PAMConversation) -> WalkResult {
-    if let cacert = config.cacert, access(cacert, R_OK) != 0 { return .failed("cannot read the cacert \(cacert)") }
     let tree = config.tree(service: service)
-    // Each request gets a third of the whole at most: a server that does not answer one is
-    // "unreachable" (the offline path), with time left for it.
-    let requestTimeout = min(30, config.timeoutSeconds / 3)
-    var login = Login(
-      endpoint: AuthenticateEndpoint(server: config.server, realm: config.realm, tree: tree),
-      transport: Login.transport(HTTPClient(timeout: requestTimeout, caFile: config.cacert)))
-    login.requestTimeout = requestTimeout
-    login.maximumTime = config.timeoutSeconds
-    login.userAgent = "fr-profile/\(frProfileVersion) (pam)"
+    let login: Login
+    do {
+      login = try config.login(
+        tree: tree, maximumTime: config.timeoutSeconds, requestTimeout: config.requestTimeout, userAgent: Self.userAgent)
+    } catch { return .failed(error.description) }
     // Parsed, not made with init(): an option group's values exist only once parsed.
     let binding: BindingOptions
     do { binding = try BindingOptions.parse(config.tcti.map { ["--tcti", $0] } ?? []) } catch {
@@ -298,9 +291,8 @@ struct PAMSignin {
     let settings = OAuthClientSettings(
       server: config.server, realm: config.realm, clientId: clientId, scope: config.scope ?? OAuthClientSettings.defaultScope,
       redirectURI: config.redirectURI ?? OAuthClientSettings.defaultRedirectURI, cookieName: "iPlanetDirectoryPro")
-    let client = OAuthClient(
-      settings: settings, transport: Login.transport(HTTPClient(timeout: min(30, config.timeoutSeconds / 3), caFile: config.cacert)))
-    client.extraHeaders = ["User-Agent: fr-profile/\(frProfileVersion) (pam)"]
+    let client = OAuthClient(settings: settings, transport: config.transport(timeout: config.requestTimeout))
+    client.extraHeaders = ["User-Agent: " + Self.userAgent]
     do {
       guard let tokens = try Login.tokens(for: body, client: client, tree: config.tree(service: service)) else {
         SigninLog.error("the journey ended without a session: no OAuth 2.0 tokens for \(clientId)")

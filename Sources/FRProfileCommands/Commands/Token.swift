@@ -216,9 +216,14 @@ extension FRProfile {
       }
     }
 
+    /// Why the stored grant ended, in words.
+    static func endedGrant(_ reason: OAuthError?) -> String {
+      reason.map { "the refresh token no longer works (\($0))" } ?? "the access token expired and no refresh token was issued"
+    }
+
     /// What to run when the grant ended and no login happens here.
     static func loginAdvice(_ stale: StoredTokens, reason: OAuthError?, tree: String?, clientId: String, noLogin: Bool) -> String {
-      let why = reason.map { "the refresh token no longer works (\($0))" } ?? "the access token expired and no refresh token was issued"
+      let why = Self.endedGrant(reason)
       return
         "\(why): log in again with 'fr-profile journey --server \(stale.server) --realm \(stale.realm) --tree \(tree ?? "…") --client-id \(clientId)'"
         + (noLogin ? "." : " on a terminal.")
@@ -231,7 +236,7 @@ extension FRProfile {
       -> StoredTokens?
     {
       guard !noLogin, Terminal() != nil, let tree = tree ?? stale.tree else { return nil }
-      let why = reason.map { "the refresh token no longer works (\($0))" } ?? "the access token expired and no refresh token was issued"
+      let why = Self.endedGrant(reason)
       note("\(why): logging in again with the journey \(tree).")
       var login = Login(
         endpoint: AuthenticateEndpoint(server: stale.server, realm: stale.realm, tree: tree), transport: Login.transport(http))

@@ -25,6 +25,7 @@ final class PAMHelperChannel {
     return record.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == record.count
   }
 
+  @discardableResult
   func send(_ type: UInt8, _ text: String) -> Bool { send(type, Array(text.utf8)) }
 
   /// The next record, waited for until `deadline` (CLOCK_MONOTONIC seconds); nil when the module

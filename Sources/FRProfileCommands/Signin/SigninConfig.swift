@@ -1,4 +1,8 @@
 import ArgumentParser
+import Journey
+import JourneyHTTP
+import Login
+import OAuthTokens
 import ProfileCLI
 import ProfileJSON
 import StateStore
@@ -141,6 +145,27 @@ struct SigninConfig: Equatable {
       config.stateDirectory = directory
     }
     return config
+  }
+
+  /// Each request's time at a sign-in: a third of the whole at most (30 s at most), so a server
+  /// that does not answer one is "unreachable" (the offline path) with time left for it.
+  var requestTimeout: Double { min(30, timeoutSeconds / 3) }
+
+  /// The configuration's AM as a transport (its cacert trusted alone when it names one).
+  func transport(timeout: Double) -> OAuthTransport { Login.transport(HTTPClient(timeout: timeout, caFile: cacert)) }
+
+  /// A login walking `tree` on the configuration's AM, within `maximumTime`, each request within
+  /// `requestTimeout`. Its cacert must be readable.
+  func login(tree: String, maximumTime: Double, requestTimeout: Double, userAgent: String) throws(Problem) -> Login {
+    if let cacert, access(cacert, R_OK) != 0 {
+      throw Problem(description: "cannot read the configuration's cacert \(cacert): \(String(cString: strerror(errno)))")
+    }
+    var login = Login(
+      endpoint: AuthenticateEndpoint(server: server, realm: realm, tree: tree), transport: transport(timeout: requestTimeout))
+    login.requestTimeout = requestTimeout
+    login.maximumTime = maximumTime
+    login.userAgent = userAgent
+    return login
   }
 
   /// The tree for a PAM service: its own, else the default.
