@@ -14,12 +14,12 @@ BIN := $(OUT)/release/fr-profile
 ARGS ?=
 
 # Debian packages each goal needs (installed only when missing).
-PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev libqrencode-dev gcc
+PKGS_BUILD := libudev-dev pkg-config libcurl4-openssl-dev libpam0g-dev libtss2-dev libqrencode-dev libfido2-dev gcc
 # What the test build needs beyond that (the tests' COpenSSL): installed before it, the rest of
 # PKGS_TEST beside it.
 PKGS_TEST_BUILD := $(PKGS_BUILD) libssl-dev
 PKGS_TEST := $(PKGS_BUILD) umockdev util-linux libssl-dev openssl curl jq git libpam-modules swtpm swtpm-tools libtss2-tcti-swtpm0 python3-jwt python3-authlib \
-  pamtester libpam-wrapper openssh-server python3-paramiko gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema
+  pamtester libpam-wrapper openssh-server python3-paramiko gcc strace tpm2-openssl tpm2-tools rhino openjdk-17-jdk-headless python3-jsonschema python3-fido2
 PKGS_BENCH_TPM := $(PKGS_BUILD) python3 swtpm swtpm-tools libtss2-tcti-swtpm0
 PKGS_BENCH := $(PKGS_BENCH_TPM) gcc binutils valgrind lshw hwinfo inxi neofetch time umockdev rhino openjdk-17-jdk-headless
 # Man pages (packaging/gen-docs.py), completions (swift-argument-parser's), the .deb and its checks.

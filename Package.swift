@@ -28,7 +28,7 @@ let package = Package(
   products: [
     // One executable for every command, the client's and the verifier's. libudev, libcurl,
     // libtss2 and libpam are loaded with dlopen by the command that needs them (Sources/CUdev,
-    // CCurl, CTSS2, CPAM), so collect maps none of them and the binary needs only the C runtime
+    // CCurl, CTSS2, CPAM, CQREncode, CFIDO2), so collect maps none of them and the binary needs only the C runtime
     // (docs/install.md).
     .executable(name: "fr-profile", targets: ["fr-profile"]),
     .library(name: "Collectors", targets: ["Collectors"]),
@@ -88,6 +88,7 @@ let package = Package(
         "SystemCalls",
         "CStartup",
         "CQREncode",
+        "CFIDO2",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -189,6 +190,9 @@ let package = Package(
     // libqrencode (a QR code of an MFA registration URI in `journey`), loaded with dlopen when
     // one is shown (Sources/CQREncode/include/CQREncode.h). Building needs libqrencode-dev.
     .target(name: "CQREncode", dependencies: ["CLoader"]),
+    // libfido2, dlopened when a journey meets a WebAuthn node; nothing else maps it
+    // (Sources/CFIDO2/include/CFIDO2.h). Building needs libfido2-dev.
+    .target(name: "CFIDO2", dependencies: ["CLoader"]),
     // The dlopen/dlsym routine the four loaders (CUdev, CCurl, CPAM, CTSS2) share: one set of
     // flags (RTLD_NOW | RTLD_LOCAL) and one wording of "cannot be loaded".
     .target(name: "CLoader"),

@@ -55,7 +55,7 @@ depends=$(dpkg-deb -f "$deb" Depends)
 [[ -z $(dpkg-deb -f "$deb" Built-Using) ]] || fail "Built-Using is set: nothing is linked in from another package"
 recommends=$(dpkg-deb -f "$deb" Recommends | tr -d '\n')
 for alternative in "libudev1" "libcurl4 | libcurl4t64" "libtss2-esys-3.0.2-0 | libtss2-esys-3.0.2-0t64" \
-  "libtss2-tctildr0 | libtss2-tctildr0t64" "libtss2-mu0 | libtss2-mu-4.0.1-0t64" "libtss2-rc0 | libtss2-rc0t64" "libpam0g" "libqrencode4"; do
+  "libtss2-tctildr0 | libtss2-tctildr0t64" "libtss2-mu0 | libtss2-mu-4.0.1-0t64" "libtss2-rc0 | libtss2-rc0t64" "libpam0g" "libqrencode4" "libfido2-1"; do
   [[ $recommends == *"$alternative"* ]] || fail "Recommends lacks '$alternative': $recommends"
 done
 pass "Depends: $depends; Recommends: $recommends"
