@@ -23,6 +23,7 @@
   X(fido_dev_open)                                                                                 \
   X(fido_dev_close)                                                                                \
   X(fido_dev_cancel)                                                                               \
+  X(fido_dev_set_timeout)                                                                          \
   X(fido_dev_set_io_functions)                                                                     \
   X(fido_dev_set_transport_functions)                                                              \
   X(fido_dev_io_handle)                                                                            \
