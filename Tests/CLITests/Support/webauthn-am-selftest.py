@@ -117,6 +117,11 @@ class Authenticator:
                      + struct.pack(">I", self.counter) + attested)
         if fmt == "packed":
             stmt = {"alg": -7, "sig": self.sign(auth_data + hashlib.sha256(cdj.encode()).digest())}
+        elif fmt == "packed-x5c":   # basic attestation: a separate attestation key and its certificate
+            att_key, cert = attestation_certificate()
+            stmt = {"alg": -7, "sig": att_key.sign(auth_data + hashlib.sha256(cdj.encode()).digest(),
+                                                   ec.ECDSA(hashes.SHA256())), "x5c": [cert]}
+            fmt = "packed"
         else:
             stmt = {}
         att_obj = cbor({"fmt": fmt, "authData": auth_data, "attStmt": stmt})
@@ -135,6 +140,26 @@ class Authenticator:
         if send_handle and self.user_id:
             out += "::" + self.user_id.decode("latin-1")   # String.fromCharCode over the handle's bytes
         return out
+
+
+def attestation_certificate():
+    """A self-signed certificate meeting WebAuthn's packed attestation requirements (§8.2.1)."""
+    import datetime
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COUNTRY_NAME, "SE"),
+                      x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Selftest"),
+                      x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "Authenticator Attestation"),
+                      x509.NameAttribute(NameOID.COMMON_NAME, "webauthn-am selftest")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    return key, cert.public_bytes(serialization.Encoding.DER)
 
 
 def json_outcome(legacy):
@@ -258,7 +283,7 @@ def journey_register_then_authenticate(work, shape, json_response, fmt, device_n
         recs = srv.records()
         check("%s: record lines" % label,
               [(r["node"], r["verdict"]) for r in recs] == [("registration", "ok"), ("authentication", "ok")]
-              and recs[0]["attestation"] == ("none" if fmt == "none" else "packed-self")
+              and recs[0]["attestation"] == {"none": "none", "packed": "packed-self", "packed-x5c": "packed-basic"}[fmt]
               and recs[0]["credentialId"] == b64url(auth.cred_id) and recs[1]["signCount"] == 1
               and recs[1]["previousSignCount"] == 0 and recs[0]["json"] == json_response
               and (recs[0]["deviceName"] == device_name)
@@ -296,6 +321,41 @@ def refused_case(work, name, make_outcome, want_reason, extra=(), want_outcome="
           and last.get("outcome") == want_outcome and str(last.get("reason", "")).startswith(want_reason),
           (status, body, last))
     return last
+
+
+def registration_refusals(work):
+    """Refusals at the Registration node (default server shared with refused_case)."""
+    if () not in SHARED:
+        SHARED[()] = Server(work, "ref-%d" % len(SHARED), "--tree", "register-then-authenticate")
+    srv = SHARED[()]
+
+    def tampered_packed(a, o):
+        out = a.make_credential(o["challenge"], o["userId"].encode(), fmt="packed")
+        cdj, att, cid = out.split("::")
+        nums = att.split(",")
+        nums[-1] = str((int(nums[-1]) + 1 + 128) % 256 - 128)   # the last byte of the packed signature
+        return "::".join([cdj, ",".join(nums), cid])
+
+    cases = [
+        ("registration wrong origin", lambda a, o: a.make_credential(o["challenge"], o["userId"].encode(),
+                                                                     origin="http://127.0.0.1"), "failure", "origin:"),
+        ("registration tampered packed signature", tampered_packed, "failure", "attestation:"),
+        ("registration other credential id", lambda a, o: a.make_credential(o["challenge"], o["userId"].encode())
+         .rsplit("::", 1)[0] + "::" + b64url(secrets.token_bytes(32)), "failure", "credential:"),
+        ("registration JSON outcome not advertised", lambda a, o: json_outcome(
+            a.make_credential(o["challenge"], o["userId"].encode())), "failure", "malformed:"),
+        ("registration DOM error", lambda a, o: "ERROR::InvalidStateError:An attempt was made to use an object",
+         "error", "InvalidStateError:"),
+    ]
+    for name, make, want_outcome, want_reason in cases:
+        auth = Authenticator()
+        status, page = start_named(srv, "carol")
+        opts = webauthn_options(page)
+        status, body = srv.post(answer(page, hidden(make(auth, opts))))
+        last = srv.records()[-1]
+        check("%s: 401, recorded %s/%s" % (name, want_outcome, want_reason),
+              status == 401 and last["node"] == "registration" and last["verdict"] == "refused"
+              and last["outcome"] == want_outcome and last["reason"].startswith(want_reason), (status, body, last))
 
 
 def usernameless_and_counter(work):
@@ -427,8 +487,10 @@ def main():
         journey_register_then_authenticate(work, "am7", True, "none")
         journey_register_then_authenticate(work, "am65", False, "packed")
         journey_register_then_authenticate(work, "am65", False, "none", device_name="Desk key")
+        journey_register_then_authenticate(work, "am7", False, "packed-x5c")
         usernameless_and_counter(work)
         page_shapes(work)
+        registration_refusals(work)
         refused_case(work, "wrong-origin",
                      lambda a, o: a.get_assertion(o["challenge"], origin="https://evil.example"), "origin:")
         refused_case(work, "tampered-signature",

@@ -93,6 +93,8 @@ signature counter (a new count must exceed the stored one; both zero is allowed,
    "packed-basic"|null>, "alg": <COSE alg or null>, "authenticatorAttachment": <from a JSON outcome or
    null>, "json": <true when the outcome was the JSON form>, "userVerified": <bool or null>,
    "raw": <the posted outcome string>, "headers": {<request headers, names lower-cased>}}
+  plus "domException": "<Name>" on an "error" outcome. A user without credentials at the
+  Authentication node gives a line with outcome "noDevice" and raw "" (AM's noDevice outcome).
   Reasons are short words first: "malformed: ...", "origin: ...", "challenge: ...", "type: ...",
   "rp: ...", "up: ...", "uv: ...", "signature: ...", "attestation: ...", "alg: ...", "credential: ...",
   "counter: <new> <= <stored>", "user: ...", "timeout: ...", "duplicate: ...".
@@ -102,7 +104,7 @@ server process sees the first's registrations):
   {"users": {"<username>": {"id": "<uuid>", "credentials": [{"credentialId": "<base64url>",
      "credentialData": "<hex of the attested credential data: aaguid|len|id|COSE key>", "alg": -7,
      "signCount": <int>, "deviceName": <str or null>, "attestation": "none"|"packed-self"|"packed-basic",
-     "created": <unix seconds>}]}}}
+     "created": <unix seconds>, "lastUsed": <unix seconds, after an accepted assertion>}]}}}
   userId on the wire is base64url (no padding) of the user's "id" (36 characters, so 48 base64
   characters, never padded).
 """
@@ -451,10 +453,6 @@ def judge_attestation(attestation_object, client_data_hash):
     result = verifier.verify(attestation_object.att_statement, attestation_object.auth_data, client_data_hash)
     kind = {AttestationType.SELF: "packed-self", AttestationType.BASIC: "packed-basic"}.get(result.attestation_type)
     attestation_object.judged_kind = "none" if fmt == "none" else (kind or "packed-other")
-
-
-def uv_state():
-    return ARGS.user_verification
 
 
 def fido_error(e):
