@@ -33,3 +33,58 @@ const struct frp_fido2_api *frp_fido2_load(const char **reason) {
   }
   return &api;
 }
+
+// The Ctrl-C guard (include/CFIDO2.h).
+#include <signal.h>
+#include <time.h>
+
+static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t guarding;
+static struct sigaction previous;
+static pthread_t watcher;
+static fido_dev_t *guarded;
+
+static void on_interrupt(int signal) {
+  (void)signal;
+  interrupted = 1;
+}
+
+static void *watch(void *unused) {
+  (void)unused;
+  int cancelled = 0;
+  const struct timespec step = {0, 50 * 1000 * 1000};
+  while (guarding) {
+    if (interrupted && !cancelled) {
+      api.fido_dev_cancel(guarded);
+      cancelled = 1;
+    }
+    nanosleep(&step, NULL);
+  }
+  return NULL;
+}
+
+int frp_fido2_guard_begin(fido_dev_t *dev) {
+  if (!loaded || guarding) return 0;
+  interrupted = 0;
+  guarded = dev;
+  struct sigaction action = {0};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGINT, &action, &previous) != 0) return 0;
+  guarding = 1;
+  if (pthread_create(&watcher, NULL, watch, NULL) != 0) {
+    guarding = 0;
+    sigaction(SIGINT, &previous, NULL);
+    return 0;
+  }
+  return 1;
+}
+
+int frp_fido2_guard_end(void) {
+  if (!guarding) return 0;
+  guarding = 0;
+  pthread_join(watcher, NULL);
+  sigaction(SIGINT, &previous, NULL);
+  guarded = NULL;
+  return interrupted ? 1 : 0;
+}

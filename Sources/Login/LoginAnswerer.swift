@@ -13,6 +13,14 @@ public final class LoginAnswerer {
   public let conversation: any Conversation
   /// The device's part (profile, binding, signing, attestation); nil refuses those callbacks.
   public var device: (any DeviceSteps)?
+  /// The authenticators of AM's WebAuthn nodes; nil refuses those nodes by name.
+  public var securityKeys: (any SecurityKeys)?
+  /// The web origin WebAuthn's client data names (`https://host[:port]`): AM checks it against
+  /// its node's origins, and its host is the relying party when the node names none.
+  public var webAuthnOrigin: String?
+  /// Appended to a registration's outcome as the SDKs' `deviceName` (AM 7.1+ names the
+  /// registered device with it).
+  public var webAuthnDeviceName: String?
   /// The walk's deadline (CLOCK_MONOTONIC seconds), which bounds every question and wait.
   public var deadline: Double?
   /// The AM host (`host[:port]`), shown where the device asks for a PIN, so a person sees whom
@@ -53,7 +61,22 @@ public final class LoginAnswerer {
     var profileRequested = false
     let requests = try step.requests()
     let protectAction = Self.marketplaceProtectAction(requests.map(\.request))
+    let webAuthn: WebAuthnStep?
+    do {
+      webAuthn = try WebAuthnStep.read(requests)
+    } catch {
+      throw LoginError(
+        .cannotAnswer, "AM's WebAuthn node sent data fr-profile cannot read: \(printable(error.description, singleLine: true)).")
+    }
+    if let webAuthn { try answer(webAuthn, in: &step) }
     for (index, request) in requests {
+      if let webAuthn {
+        // The node's own callbacks are answered by its outcome. A ConfirmationCallback beside it
+        // (AM's "Use Recovery Code") is left as AM sent it, as the SDKs' WebAuthn helpers do: the
+        // key has answered.
+        if webAuthn.nodeCallbacks.contains(index) { continue }
+        if case .confirmation = request { continue }
+      }
       switch request {
       case .name(let prompt):
         try step.answer(index, with: try text(.name, prompt: prompt, echo: true))
@@ -68,8 +91,8 @@ public final class LoginAnswerer {
         try show(message, messageType: messageType)
       case .suspendedTextOutput, .redirect:
         break  // the walk ends at such a step (JourneyOutcome.suspended, .redirect)
-      case .metadata(let data):
-        if Self.isWebAuthn(data) { throw Self.webAuthnRefusal }
+      case .metadata:
+        break  // data for the client: a WebAuthn node's is read above
       case .pollingWait(let waitTime, let message):
         wait(milliseconds: waitTime, message: message)
       case .choice(let prompt, let options, let defaultChoice), .confirmation(let prompt, let options, let defaultChoice):
@@ -377,7 +400,7 @@ public final class LoginAnswerer {
     switch messageType {
     case 4:
       switch ScriptMessage(script: serverMessage) {
-      case .webAuthn: throw Self.webAuthnRefusal
+      case .webAuthn: conversation.show("skipped a WebAuthn script (for browsers).", as: .detail)
       case .recoveryCodes(let codes):
         conversation.show(
           "Your recovery codes (keep them safe; each works once, and they cannot be shown again):\n"
@@ -411,14 +434,76 @@ public final class LoginAnswerer {
 
   public static let webAuthnRefusal = LoginError(
     .cannotAnswer,
-    "the journey asks for WebAuthn (a passkey or a platform authenticator), which fr-profile cannot do on Linux: there is no platform authenticator API to reach; a USB security key is a later step. Use a tree without WebAuthn for this device."
+    "the journey asks for WebAuthn and this login has no security keys to answer it (fr-profile journey answers it with a FIDO2 security key)."
   )
 
-  /// Whether a MetadataCallback carries AM's WebAuthn parameters.
-  public static func isWebAuthn(_ data: JSON) -> Bool {
-    guard case .object(let object) = data else { return false }
-    if let action = object["_action"]?.stringValue, action.lowercased().contains("webauthn") { return true }
-    return object["_type"]?.stringValue == "WebAuthn" || object["challenge"] != nil && object["relyingPartyId"] != nil
+  // MARK: - WebAuthn
+
+  /// AM's WebAuthn node: the client data a browser would make for `webAuthnOrigin`, the key's
+  /// credential or assertion, and the outcome in the SDKs' form. A refusal in the browser's
+  /// words (`WebAuthnRefusal`) is posted for the node's Error outcome; anything else ends the
+  /// login with nothing posted.
+  private func answer(_ node: WebAuthnStep, in step: inout AuthenticateStep) throws {
+    guard let securityKeys else { throw Self.webAuthnRefusal }
+    guard let origin = webAuthnOrigin, let host = Self.originHost(origin) else {
+      throw LoginError(.cannotAnswer, "the journey asks for WebAuthn and this login has no web origin (https://host) to name in it.")
+    }
+    let named = node.ceremony.relyingPartyID
+    if named.isEmpty && Self.isIPAddress(host) {
+      throw LoginError(
+        .cannotAnswer,
+        "AM's WebAuthn node leaves the relying party to the origin, \(origin), whose host is an IP address, which cannot be a relying party ID: give the origin with the name AM's node expects (fr-profile journey --webauthn-origin https://NAME)."
+      )
+    }
+    let relyingParty = named.isEmpty ? host : named
+    var outcome: String
+    var refused = false
+    do {
+      guard host == relyingParty || host.hasSuffix("." + relyingParty) else {
+        throw WebAuthnRefusal(
+          name: "SecurityError", message: "The relying party ID is not a registrable domain suffix of, nor equal to the current domain.")
+      }
+      switch node.ceremony {
+      case .registration(var options):
+        options.relyingPartyID = relyingParty
+        if options.authenticatorAttachment == "platform" {
+          throw LoginError(
+            .cannotAnswer,
+            "AM's WebAuthn Registration node accepts only a platform authenticator (one built into the device), and Linux has none that a journey can reach: set the node's authenticator attachment to Unspecified or Cross-platform to register a security key."
+          )
+        }
+        let clientData = WebAuthnOutcome.clientData(create: true, challenge: options.challenge, origin: origin)
+        let credential = try securityKeys.register(options, clientData: clientData, login: self)
+        outcome = WebAuthnOutcome.registration(
+          clientData: clientData, credential: credential, attestation: options.attestation, deviceName: webAuthnDeviceName)
+      case .authentication(var options):
+        options.relyingPartyID = relyingParty
+        let clientData = WebAuthnOutcome.clientData(create: false, challenge: options.challenge, origin: origin)
+        let assertion = try securityKeys.authenticate(options, clientData: clientData, login: self)
+        outcome = WebAuthnOutcome.authentication(clientData: clientData, assertion: assertion)
+      }
+    } catch let refusal as WebAuthnRefusal {
+      conversation.show("the security key gave no answer (\(printable(refusal.description, singleLine: true))); telling AM.", as: .warning)
+      outcome = WebAuthnOutcome.error(refusal)
+      refused = true
+    }
+    try step.answer(node.outcomeIndex, with: node.supportsJSONResponse && !refused ? WebAuthnOutcome.json(outcome) : outcome)
+  }
+
+  /// The host of `scheme://host[:port]` (brackets kept off an IPv6 literal); nil when it has none.
+  static func originHost(_ origin: String) -> String? {
+    guard let schemeEnd = origin.firstRange(of: "://") else { return nil }
+    var rest = origin[schemeEnd.upperBound...]
+    if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+    if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") { return String(rest[rest.index(after: rest.startIndex)..<close]) }
+    if let colon = rest.lastIndex(of: ":") { rest = rest[..<colon] }
+    return rest.isEmpty ? nil : rest.lowercased()
+  }
+
+  /// An IPv4 or IPv6 literal (no relying party ID can be one).
+  static func isIPAddress(_ host: String) -> Bool {
+    host.contains(":")
+      || host.split(separator: ".", omittingEmptySubsequences: false).count == 4 && host.allSatisfy { $0.isNumber || $0 == "." }
   }
 
   /// A PollingWaitCallback: its message once, then the conversation's wait (`milliseconds`,

@@ -31,6 +31,9 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
   case foreignTPMKey = 81
   case tpmLockout = 82
   case tpmFailure = 83
+  /// Ctrl-C at a security key: the key's request was cancelled and nothing was posted (the
+  /// shell's 128 + SIGINT).
+  case interrupted = 130
 
   /// What the status means when a command does not say more; nil where only the command can say.
   package var meaning: String? {
@@ -45,7 +48,7 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
     case .untrustedServer: "TLS failed: the server's certificate is not trusted (see --cacert)"
     case .cannotConnect: "cannot connect: unknown host, connection refused or dropped"
     case .libraryMissing:
-      "a system library the command needs (libcurl, libtss2, libpam) cannot be loaded; the message names the Debian package to install"
+      "a system library the command needs (libcurl, libtss2, libpam, libfido2) cannot be loaded; the message names the Debian package to install"
     case .cannotCreate:
       "cannot create the state directory, the key or the output file (or --output names a link, FIFO, device or directory)"
     case .ioError: "I/O error"
@@ -58,6 +61,7 @@ package enum ExitStatus: Int32, CaseIterable, Sendable {
     case .foreignTPMKey: "a key was made by another TPM: the state directory was copied, or the TPM was cleared"
     case .tpmLockout: "the TPM is in dictionary-attack lockout"
     case .tpmFailure: "another TPM failure"
+    case .interrupted: "cancelled with Ctrl-C at a security key; nothing was sent to AM"
     }
   }
 

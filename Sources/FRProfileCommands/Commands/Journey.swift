@@ -40,7 +40,12 @@ extension FRProfile {
           PollingWaitCallback    waits and polls again (Push, "check your email")
           SuspendedTextOutputCallback
                                  stops with exit 4; continue with --resume LINK
-          TextOutputCallback     shown; recovery codes shown; WebAuthn refused (exit 2)
+          TextOutputCallback     shown; recovery codes shown
+          WebAuthn (Registration and Authentication nodes)
+                                 a FIDO2 security key through libfido2: "Insert your
+                                 security key", "Touch your security key", its PIN
+                                 asked without echo when needed (--key-pin-stdin);
+                                 the origin is --server's (--webauthn-origin)
           HiddenValueCallback    TPM attestation rounds; an otpauth:// or pushauth://
                                  registration shown as a QR code and as text
           SelectIdPCallback      --idp NAME, the --answers FILE or the numbered prompt;
@@ -73,14 +78,14 @@ extension FRProfile {
         \(ExitStatus.helpSection(
         [
           .success, .negative, .cannotAnswer, .suspended, .usage, .dataError, .noInput, .untrustedServer, .cannotConnect,
-          .libraryMissing, .cannotCreate, .ioError, .timedOut, .badResponse, .permission, .configuration,
+          .libraryMissing, .cannotCreate, .ioError, .timedOut, .badResponse, .permission, .configuration, .interrupted,
         ] + ExitStatus.tpm,
         [
           .success: "success: the token (or the --json body) is on stdout or in -o FILE",
           .negative: "AM refused the login (HTTP 401); AM's message is on stderr",
           .suspended: "the journey is suspended (an email link continues it: --resume LINK)",
           .cannotAnswer:
-            "the journey asks for what fr-profile cannot answer: an unsupported callback type, or a prompt with no terminal and no option for it",
+            "the journey asks for what fr-profile cannot answer: an unsupported callback type, a prompt with no terminal and no option for it, a WebAuthn node with no security key plugged in or one that accepts only a platform authenticator",
           .dataError: "bad data (empty password on stdin, corrupt key, invalid location)",
           .noInput:
             "an input file (--cacert, --location-file) is missing or unreadable; the device key is missing but backups of it exist (see 'identifier')",
@@ -106,6 +111,8 @@ extension FRProfile {
               --resume -
           fr-profile journey --server https://am.example.com/am --realm alpha \\
               --tree StepUp --session-file ~/.am-token --force-auth -o ~/.am-token
+          fr-profile journey --server https://am.example.com/am --realm alpha \\
+              --tree WebAuthnLogin --user demo --webauthn-device-name "work key"
         """
     )
 
@@ -177,6 +184,8 @@ extension FRProfile {
 
     @OptionGroup var connection: AMConnectionOptions
 
+    @OptionGroup(title: "WebAuthn (security keys)") var webAuthn: WebAuthnOptions
+
     @Option(name: .customLong("max-time"), help: TimeLimitHelp.maxTime)
     var maxTime: Double = 300
 
@@ -204,6 +213,10 @@ extension FRProfile {
       if let tree, tree.isEmpty { throw ValidationError("--tree needs a tree name.") }
       if passwordStdin && resume == "-" {
         throw ValidationError("--password-stdin and --resume - both read stdin: give the link as --resume LINK.")
+      }
+      if webAuthn.pinFromStandardInput && (passwordStdin || resume == "-") {
+        throw ValidationError(
+          "--key-pin-stdin and \(passwordStdin ? "--password-stdin" : "--resume -") both read stdin: give one of them another way.")
       }
       guard
         cookieName.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && ![UInt8(ascii: "="), UInt8(ascii: ";"), UInt8(ascii: ",")].contains($0) }),
@@ -276,6 +289,7 @@ extension FRProfile {
       if settings.verbose { login.trace = { detail($0) } }
       return try Self.walk(
         login, sources: sources, settings: settings, binding: binding, serverHost: server.host,
+        webAuthn: { webAuthn.configure($0, server: server.text) },
         sessionHint: sessionFile.map {
           " AM refused the session in \($0), or the journey: log in without --session-file to make a new one."
         })
@@ -286,13 +300,14 @@ extension FRProfile {
     /// logs in again through it.
     static func walk(
       _ login: Login, sources: [any AnswerSource], settings: ProfileSettings, binding: BindingOptions, serverHost: String?,
-      sessionHint: String? = nil
+      webAuthn: ((LoginAnswerer) -> Void)? = nil, sessionHint: String? = nil
     ) throws -> (body: JSONObject, answerer: LoginAnswerer, endpoint: AuthenticateEndpoint) {
       let answerer = LoginAnswerer(
         sources: sources, conversation: CommandLogin.conversation(verbose: settings.verbose),
         device: CommandDeviceSteps(settings: settings, binding: binding, interactive: true))
       answerer.hint = CommandLogin.hint
       answerer.serverHost = serverHost
+      webAuthn?(answerer)
       armWatchdog(after: login.maximumTime + watchdogGrace)
       let endpoint = login.endpoint
       let outcome: JourneyOutcome
