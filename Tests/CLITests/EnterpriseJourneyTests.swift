@@ -557,7 +557,9 @@ struct EnterpriseJourneyTests {
     }
   }
 
-  @Test("WebAuthn is refused clearly (exit 2); a RedirectCallback shows its URL (exit 2); social sign-in alone is named")
+  @Test(
+    "WebAuthn without a security key stops before posting (exit 2), unreadable WebAuthn data too; a RedirectCallback shows its URL (exit 2); social sign-in alone is named"
+  )
   func whatLinuxCannotDo() throws {
     let nodes: [String: NodeTree.Node] = [
       "webauthn": NodeTree.Node(
@@ -565,6 +567,22 @@ struct EnterpriseJourneyTests {
           C.callback(
             "TextOutputCallback",
             [("message", "if (!window.PublicKeyCredential) {}\nnavigator.credentials.get({publicKey: options})"), ("messageType", "4")]),
+          C.callback("HiddenValueCallback", [("value", "false"), ("id", "webAuthnOutcome")], inputs: [("IDToken2", "webAuthnOutcome")]),
+        ]
+      ) { _, _ in .success },
+      "webauthn-key": NodeTree.Node(
+        callbacks: [
+          C.callback(
+            "MetadataCallback",
+            [
+              (
+                "data",
+                [
+                  "_action": "webauthn_authentication", "_type": "WebAuthn", "challenge": "qnMsxgya8h6mUc6OyRu8jJ6Oq16tHV3cgE7juXGMDbg=",
+                  "allowCredentials": "", "timeout": "60000", "userVerification": "preferred", "relyingPartyId": "",
+                ] as JSON
+              )
+            ]),
           C.callback("HiddenValueCallback", [("value", "false"), ("id", "webAuthnOutcome")], inputs: [("IDToken2", "webAuthnOutcome")]),
         ]
       ) { _, _ in .success },
@@ -591,7 +609,12 @@ struct EnterpriseJourneyTests {
     }
     try withTree(nodes, start: start) { server, tree, directory in
       let webAuthn = try journey(server, directory, ["--tree", "webauthn"])
-      #expect(webAuthn.status == 2 && webAuthn.stderr.contains("WebAuthn") && webAuthn.stderr.contains("Linux"), "\(webAuthn.stderr)")
+      #expect(webAuthn.status == 2 && webAuthn.stderr.contains("WebAuthn node sent data fr-profile cannot read"), "\(webAuthn.stderr)")
+      // This machine has no FIDO device (no /dev/hidraw): the person is asked to insert one,
+      // and after the wait nothing is posted.
+      let noKey = try journey(server, directory, ["--tree", "webauthn-key", "--webauthn-origin", "https://am.example.com", "--webauthn-timeout", "1"])
+      #expect(noKey.status == 2 && noKey.stderr.contains("Insert your security key."), "\(noKey.stderr)")
+      #expect(noKey.stderr.contains("no security key was plugged in") && noKey.stderr.contains("Nothing was sent to AM"), "\(noKey.stderr)")
       let redirect = try journey(server, directory, ["--tree", "redirect"])
       #expect(redirect.status == 2 && redirect.stderr.contains("https://accounts.google.com/o/oauth2/v2/auth"), "\(redirect.stderr)")
       let social = try journey(server, directory, ["--tree", "social"])

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// libcurl, libpam and tpm2-tss are opened with dlopen by soname when a command needs them
+/// libcurl, libpam, tpm2-tss, libqrencode and libfido2 are opened with dlopen by soname when a command needs them
 /// (Sources/CCurl, CPAM, CTSS2), never linked: collect maps none of them, and a command that
 /// needs one that cannot be loaded stops with exit 69 (EX_UNAVAILABLE) naming the Debian package.
 /// "Cannot be loaded" is simulated by an invalid file of that soname first on LD_LIBRARY_PATH, as
@@ -69,7 +69,7 @@ struct OptionalLibraryTests {
     }
   }
 
-  @Test("collect maps none of libcurl, libpam, libtss2 (LD_DEBUG=files lists every object the loader opens)")
+  @Test("collect maps none of libcurl, libpam, libtss2, libqrencode, libfido2 (LD_DEBUG=files lists every object the loader opens)")
   func collectMapsNoOptionalLibrary() throws {
     let directory = try makeTemporaryDirectory("fr-profile-dlopen")
     defer { removeTemporaryDirectory(directory) }
@@ -78,7 +78,7 @@ struct OptionalLibraryTests {
       environment: ["FR_PROFILE_HOME": directory + "/state", "LD_DEBUG": "files"])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr.contains("file=libc.so.6"), "LD_DEBUG had no effect: \(result.stderr.prefix(400))")
-    for library in ["libcurl", "libpam", "libtss2"] {
+    for library in ["libcurl", "libpam", "libtss2", "libqrencode", "libfido2", "libcbor"] {
       #expect(!result.stderr.contains(library), "collect mapped \(library)")
     }
   }
@@ -88,7 +88,7 @@ struct OptionalLibraryTests {
     #expect(dynamic.status == 0, "\(dynamic.stderr)")
     let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
     #expect(!needed.isEmpty, "readelf printed no NEEDED entry: \(dynamic.stdout.prefix(300))")
-    for library in ["libcurl", "libpam", "libtss2", "libudev"] {
+    for library in ["libcurl", "libpam", "libtss2", "libudev", "libqrencode", "libfido2"] {
       #expect(!needed.contains { $0.contains(library) }, "fr-profile needs \(library)")
     }
   }
