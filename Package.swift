@@ -145,6 +145,12 @@ let package = Package(
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ],
       path: "Tests/SoftFIDO2", swiftSettings: testCode),
+    // libfido2's verifiers (fido_cred_verify_self, fido_assert_verify), linked directly: test-only.
+    .target(name: "CSoftFIDO2Verify", path: "Tests/CSoftFIDO2Verify", linkerSettings: [.linkedLibrary("fido2")]),
+    .testTarget(
+      name: "SoftFIDO2Tests",
+      dependencies: ["SoftFIDO2", "CFIDO2", "CSoftFIDO2Verify", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: testCode),
     // Process start-up of the release executable: CommandLine.arguments without the Swift
     // runtime's /proc/self/maps search (Sources/CStartup/swift-argv.c). C, for the ELF constructor.
     .target(name: "CStartup"),
