@@ -133,7 +133,24 @@ let package = Package(
     ),
     // fr-profile with the CLI tests' seams (PAM services, the policy root) set from the
     // environment: built with the tests, never installed (Tests/Seams/main.swift).
-    .executableTarget(name: "fr-profile-seams", dependencies: ["FRProfileCommands"], path: "Tests/Seams", swiftSettings: testCode),
+    .executableTarget(
+      name: "fr-profile-seams", dependencies: ["FRProfileCommands", "SoftFIDO2"], path: "Tests/Seams", swiftSettings: testCode),
+    // A software CTAP2 security key that the real libfido2 drives through its own device seam
+    // (fido_dev_set_io_functions, fido_dev_set_transport_functions): the tests' security keys,
+    // in fr-profile-seams and SoftFIDO2Tests. Never in fr-profile.
+    .target(
+      name: "SoftFIDO2",
+      dependencies: [
+        "CFIDO2", "ProfileJSON", "SystemCalls", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
+      ],
+      path: "Tests/SoftFIDO2", swiftSettings: testCode),
+    // libfido2's verifiers (fido_cred_verify_self, fido_assert_verify), linked directly: test-only.
+    .target(name: "CSoftFIDO2Verify", path: "Tests/CSoftFIDO2Verify", linkerSettings: [.linkedLibrary("fido2")]),
+    .testTarget(
+      name: "SoftFIDO2Tests",
+      dependencies: ["SoftFIDO2", "CFIDO2", "CSoftFIDO2Verify", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: testCode),
     // Process start-up of the release executable: CommandLine.arguments without the Swift
     // runtime's /proc/self/maps search (Sources/CStartup/swift-argv.c). C, for the ELF constructor.
     .target(name: "CStartup"),
