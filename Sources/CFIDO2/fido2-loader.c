@@ -49,15 +49,13 @@ static void on_interrupt(int signal) {
   interrupted = 1;
 }
 
+// After Ctrl-C the cancel is sent again every 50 ms until the operation returns: a key ignores
+// a cancel that comes before its request (Ctrl-C pressed as the request is being sent).
 static void *watch(void *unused) {
   (void)unused;
-  int cancelled = 0;
   const struct timespec step = {0, 50 * 1000 * 1000};
   while (guarding) {
-    if (interrupted && !cancelled) {
-      api.fido_dev_cancel(guarded);
-      cancelled = 1;
-    }
+    if (interrupted) api.fido_dev_cancel(guarded);
     nanosleep(&step, NULL);
   }
   return NULL;

@@ -612,7 +612,8 @@ struct EnterpriseJourneyTests {
       #expect(webAuthn.status == 2 && webAuthn.stderr.contains("WebAuthn node sent data fr-profile cannot read"), "\(webAuthn.stderr)")
       // This machine has no FIDO device (no /dev/hidraw): the person is asked to insert one,
       // and after the wait nothing is posted.
-      let noKey = try journey(server, directory, ["--tree", "webauthn-key", "--webauthn-origin", "https://am.example.com", "--webauthn-timeout", "1"])
+      let noKey = try journey(
+        server, directory, ["--tree", "webauthn-key", "--webauthn-origin", "https://am.example.com", "--webauthn-timeout", "1"])
       #expect(noKey.status == 2 && noKey.stderr.contains("Insert your security key."), "\(noKey.stderr)")
       #expect(noKey.stderr.contains("no security key was plugged in") && noKey.stderr.contains("Nothing was sent to AM"), "\(noKey.stderr)")
       let redirect = try journey(server, directory, ["--tree", "redirect"])

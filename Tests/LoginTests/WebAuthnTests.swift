@@ -21,6 +21,11 @@ import Testing
     try WebAuthnStep.read(try page(name).requests())
   }
 
+  /// The ceremony of `name`'s page, which must have a WebAuthn node.
+  static func ceremony(_ name: String) throws -> WebAuthnCeremony {
+    try #require(try node(name), "\(name) has no WebAuthn node").ceremony
+  }
+
   /// The script texts of the SDK's script-parser tests (script-text.mock.data.ts).
   static func script(_ name: String) throws -> String {
     let data = try JSONParser.parse(Array(try Data(contentsOf: directory.appendingPathComponent("webauthn-scripts/script-text.json"))))
@@ -49,10 +54,7 @@ import Testing
 
   @Test("AM 6.5's registration script: challenge, relying party, user, algorithms and selection as the SDK reads them")
   func registrationScript653() throws {
-    guard case .registration(let options) = try #require(try Self.node("webAuthnRegJSCallback653")).ceremony else {
-      Issue.record("not a registration")
-      return
-    }
+    let options = try #require(try Self.ceremony("webAuthnRegJSCallback653").registration)
     #expect(Array(options.challenge.prefix(4)) == Self.bytes([63, -71, 8, -32]) && options.challenge.count == 32)
     #expect(options.relyingPartyID == "" && options.relyingPartyName == "ForgeRock")
     #expect(options.userID == Array("sgsP5DNBy2TvEhwnWHu1BFRw2_LQepAdjkOfC1z6nxU".utf8))
@@ -63,32 +65,20 @@ import Testing
 
   @Test("AM 7.0's scripts: an rp id, two excluded credentials, an allowed credential")
   func scripts70() throws {
-    guard case .registration(let options) = try #require(try Self.node("webAuthnRegJSCallback70")).ceremony else {
-      Issue.record("not a registration")
-      return
-    }
+    let options = try #require(try Self.ceremony("webAuthnRegJSCallback70").registration)
     #expect(options.relyingPartyID == "https://user.example.com:3002" && options.algorithms == [-257, -7])
     #expect(options.excludeCredentials.count == 2 && Array(options.excludeCredentials[0].prefix(3)) == Self.bytes([49, -96, -107]))
     #expect(options.excludeCredentials.allSatisfy { $0.count == 64 } && options.userVerification == "preferred")
-    guard case .authentication(let authentication) = try #require(try Self.node("webAuthnAuthJSCallback70")).ceremony else {
-      Issue.record("not an authentication")
-      return
-    }
+    let authentication = try #require(try Self.ceremony("webAuthnAuthJSCallback70").authentication)
     #expect(authentication.allowCredentials.count == 1 && Array(authentication.allowCredentials[0].prefix(2)) == Self.bytes([-107, 93]))
-    guard case .authentication(let accepted) = try #require(try Self.node("webAuthnAuthJSCallback653")).ceremony else {
-      Issue.record("not an authentication")
-      return
-    }
+    let accepted = try #require(try Self.ceremony("webAuthnAuthJSCallback653").authentication)
     #expect(accepted.allowCredentials.count == 1 && Array(accepted.allowCredentials[0].prefix(4)) == Self.bytes([1, 97, 2, 123]))
     #expect(accepted.userVerification == "discouraged" && Array(accepted.challenge.prefix(2)) == Self.bytes([109, 14]))
   }
 
   @Test("AM 7.0+'s MetadataCallback: base64 challenge, JSON strings, the _-prefixed members first, supportsJsonResponse")
   func metadata() throws {
-    guard case .registration(let options) = try #require(try Self.node("webAuthnRegMetaCallback70")).ceremony else {
-      Issue.record("not a registration")
-      return
-    }
+    let options = try #require(try Self.ceremony("webAuthnRegMetaCallback70").registration)
     #expect(options.challenge.count == 32 && Array(options.challenge.prefix(3)) == [0x3E, 0x22, 0x30])  // "PiIw…"
     #expect(options.userID == Array("NTdhNWI0ZTQtNjk5OS00YjQ1LWJmODYtYTRmMmU1ZDRiNjI5".utf8))
     #expect(options.algorithms == [-257, -7] && options.relyingPartyID == "" && options.userVerification == "preferred")
@@ -99,52 +89,36 @@ import Testing
     }
     #expect(json.supportsJSONResponse && resident.relyingPartyID == "idc.petrov.ca" && resident.residentKeyRequired)
     #expect(resident.userName == "demo" && resident.userID == Array("NzcyNTI2NmMtYmZiZi00ZGFiLWFhYzEtNjY3NjUyMGIzNmZl".utf8))
-    guard case .authentication(let signIn) = try #require(try Self.node("webAuthnAuthMetaCallbackJsonResponse")).ceremony else {
-      Issue.record("not an authentication")
-      return
-    }
+    let signIn = try #require(try Self.ceremony("webAuthnAuthMetaCallbackJsonResponse").authentication)
     #expect(signIn.relyingPartyID == "humorous-cuddly-carrot.glitch.me" && signIn.allowCredentials.isEmpty)
   }
 
   @Test("the SDK's script-parser cases: rp id with and without quotes, no rp id, 6.5's acceptableCredentials, excluded keys")
   func scriptParserCases() throws {
     for name in ["authenticateInputWithRpidAndAllowCredentials", "authenticateInputWithRpidAllowCredentialsAndQuotes"] {
-      guard case .authentication(let options) = try WebAuthnStep.ceremony(fromScript: try Self.script(name)) else {
-        Issue.record("\(name): not an authentication")
-        continue
-      }
+      let options = try #require((try WebAuthnStep.ceremony(fromScript: try Self.script(name))).authentication)
       #expect(
         options.relyingPartyID == "example.com" && options.allowCredentials.count == 1 && options.timeoutMilliseconds == 60000, "\(name)")
     }
-    guard
-      case .authentication(let recovery) = try WebAuthnStep.ceremony(
-        fromScript: try Self.script("authenticateInputWithRpidAndAllowCredentialsAndAllowRecoveryCode"))
-    else { return }
+    let recovery = try #require(
+      (try WebAuthnStep.ceremony(fromScript: try Self.script("authenticateInputWithRpidAndAllowCredentialsAndAllowRecoveryCode")))
+        .authentication)
     #expect(recovery.userVerification == "preferred" && recovery.allowCredentials.count == 1)
-    guard
-      case .authentication(let bare) = try WebAuthnStep.ceremony(
-        fromScript: try Self.script("authenticateInputWithoutRpidAndAllowCredentials"))
-    else { return }
+    let bare = try #require(
+      (try WebAuthnStep.ceremony(fromScript: try Self.script("authenticateInputWithoutRpidAndAllowCredentials"))).authentication)
     #expect(bare.allowCredentials.isEmpty && bare.relyingPartyID == "")
-    guard
-      case .authentication(let old) = try WebAuthnStep.ceremony(
-        fromScript: try Self.script("authenticateInputWithAcceptableCredentialsWithoutRpid"))
-    else { return }
+    let old = try #require(
+      (try WebAuthnStep.ceremony(fromScript: try Self.script("authenticateInputWithAcceptableCredentialsWithoutRpid"))).authentication)
     #expect(old.allowCredentials.count == 1)
     for name in ["registerInputWithRpid", "registerInputWithRpidAndQuotes"] {
-      guard case .registration(let options) = try WebAuthnStep.ceremony(fromScript: try Self.script(name)) else {
-        Issue.record("\(name): not a registration")
-        continue
-      }
+      let options = try #require((try WebAuthnStep.ceremony(fromScript: try Self.script(name))).registration)
       // registerOutputWithRpid in the same file.
       #expect(options.relyingPartyID == "example.com" && options.relyingPartyName == "ForgeRock", "\(name)")
       #expect(options.userName == "57a5b4e4-6999-4b45-bf86-a4f2e5d4b629" && options.userDisplayName == "bob_lee-tester@me.co.uk", "\(name)")
       #expect(Set(options.algorithms) == [-7, -257] && options.attestation == "none" && options.timeoutMilliseconds == 60000, "\(name)")
       #expect(options.userVerification == "preferred" && options.authenticatorAttachment == "cross-platform", "\(name)")
     }
-    guard case .registration(let excluding) = try WebAuthnStep.ceremony(fromScript: try Self.script("registerInputWithExcludeCreds")) else {
-      return
-    }
+    let excluding = try #require((try WebAuthnStep.ceremony(fromScript: try Self.script("registerInputWithExcludeCreds"))).registration)
     #expect(excluding.excludeCredentials.count == 2 && excluding.relyingPartyID == "" && excluding.userDisplayName == "Bob Tester")
   }
 
@@ -244,8 +218,8 @@ import Testing
     // Attestation direct: the key's format and statement are kept.
     let direct = WebAuthnOutcome.attestationObject(key.credential, keepStatement: true)
     let expected: [UInt8] =
-      [0xA3, 0x63] + Array("fmt".utf8) + [0x66] + Array("packed".utf8) + [0x67] + Array("attStmt".utf8) + key.credential.attestationStatement
-      + [0x68] + Array("authData".utf8) + [0x43, 1, 2, 0xFF]
+      [0xA3, 0x63] + Array("fmt".utf8) + [0x66] + Array("packed".utf8) + [0x67] + Array("attStmt".utf8)
+      + key.credential.attestationStatement + [0x68] + Array("authData".utf8) + [0x43, 1, 2, 0xFF]
     #expect(direct == expected)
   }
 
@@ -287,5 +261,16 @@ extension JSON {
       "type": "HiddenValueCallback", "output": [["name": "value", "value": "x"], ["name": "id", "value": "other"]],
       "input": [["name": "IDToken1", "value": ""]],
     ]
+  }
+}
+
+extension WebAuthnCeremony {
+  fileprivate var registration: WebAuthnRegistration? {
+    if case .registration(let options) = self { return options }
+    return nil
+  }
+  fileprivate var authentication: WebAuthnAuthentication? {
+    if case .authentication(let options) = self { return options }
+    return nil
   }
 }

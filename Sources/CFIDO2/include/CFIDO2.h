@@ -44,6 +44,7 @@
   X(fido_cred_free)                                                                                \
   X(fido_cred_set_type)                                                                            \
   X(fido_cred_set_clientdata)                                                                      \
+  X(fido_cred_set_clientdata_hash)                                                                 \
   X(fido_cred_set_rp)                                                                              \
   X(fido_cred_set_user)                                                                            \
   X(fido_cred_set_rk)                                                                              \
@@ -60,6 +61,7 @@
   X(fido_assert_new)                                                                               \
   X(fido_assert_free)                                                                              \
   X(fido_assert_set_clientdata)                                                                    \
+  X(fido_assert_set_clientdata_hash)                                                               \
   X(fido_assert_set_rp)                                                                            \
   X(fido_assert_allow_cred)                                                                        \
   X(fido_assert_set_up)                                                                            \
@@ -90,10 +92,11 @@ const struct frp_fido2_api *frp_fido2_load(const char **reason);
 
 /// Ctrl-C during a key operation: from `frp_fido2_guard_begin(dev)` until
 /// `frp_fido2_guard_end()`, SIGINT only sets a flag, and a thread of this file sends the key
-/// `fido_dev_cancel` within 50 ms of it (a key waiting for a touch stops blinking, and the
-/// operation returns FIDO_ERR_KEEPALIVE_CANCEL). A signal handler cannot do that itself:
-/// libfido2 allocates and locks. `frp_fido2_guard_end` restores SIGINT's disposition and
-/// returns 1 when Ctrl-C was pressed. One guard at a time; 0 when the thread could not start.
+/// `fido_dev_cancel` within 50 ms of it, and again every 50 ms until the operation returns (a
+/// key waiting for a touch stops blinking, and the operation returns FIDO_ERR_KEEPALIVE_CANCEL).
+/// A signal handler cannot do that itself: libfido2 allocates and locks. `frp_fido2_guard_end`
+/// restores SIGINT's disposition and returns 1 when Ctrl-C was pressed. One guard at a time;
+/// 0 when the thread could not start.
 int frp_fido2_guard_begin(fido_dev_t *dev);
 int frp_fido2_guard_end(void);
 #endif

@@ -39,14 +39,21 @@ final class FIDO2SecurityKeys: SecurityKeys {
   func register(_ options: WebAuthnRegistration, clientData: [UInt8], login: LoginAnswerer) throws -> NewCredential {
     let api = try Self.library()
     let deadline = deadline(options.timeoutMilliseconds, login: login)
-    guard let algorithm = options.algorithms.first(where: { Self.algorithms.contains($0) }) else {
-      throw WebAuthnRefusal(
-        name: "NotSupportedError",
-        message:
-          "None of AM's algorithms (\(options.algorithms.map(String.init).joined(separator: ", "))) is one a security key signs with.")
-    }
+    let offered = options.algorithms.filter { Self.algorithms.contains($0) }
+    let unsupported = WebAuthnRefusal(
+      name: "NotSupportedError",
+      message:
+        "None of AM's algorithms (\(options.algorithms.map(String.init).joined(separator: ", "))) is one the security key signs with.")
+    guard !offered.isEmpty else { throw unsupported }
     let key = try pickKey(api, verb: "register with", relyingParty: options.relyingPartyID, deadline: deadline, login: login)
     defer { key.close() }
+    // A browser hands the key AM's whole list and the key picks; libfido2 takes one algorithm.
+    // So: the first of AM's that the key lists (CTAP 2.1 getInfo), else ES256, which every
+    // FIDO2 key makes (a CTAP 2.0 key lists none), else AM's first.
+    let listed = Self.algorithms(of: key)
+    guard let algorithm = listed.isEmpty ? (offered.contains(-7) ? -7 : offered[0]) : offered.first(where: listed.contains) else {
+      throw unsupported
+    }
     let verification = try verification(key, required: options.userVerification, registering: true, login: login)
     var credential = api.pointee.fido_cred_new()
     guard credential != nil else { throw Failure(.negative, "libfido2 could not allocate a credential.") }
@@ -147,6 +154,16 @@ final class FIDO2SecurityKeys: SecurityKeys {
 
   /// COSE algorithms libfido2 makes credentials with: ES256, EdDSA, RS256.
   static let algorithms = [-7, -8, -257]
+
+  /// The COSE algorithms the key lists in its getInfo (CTAP 2.1); empty when it lists none.
+  static func algorithms(of key: Key) -> [Int] {
+    let api = key.api
+    var info = api.pointee.fido_cbor_info_new()
+    guard info != nil else { return [] }
+    defer { api.pointee.fido_cbor_info_free(&info) }
+    guard api.pointee.fido_dev_get_cbor_info(key.device, info) == FIDO_OK else { return [] }
+    return (0..<api.pointee.fido_cbor_info_algorithm_count(info)).map { Int(api.pointee.fido_cbor_info_algorithm_cose(info, $0)) }
+  }
 
   static func library() throws -> UnsafePointer<frp_fido2_api> {
     var reason: UnsafePointer<CChar>?
@@ -325,8 +342,9 @@ final class FIDO2SecurityKeys: SecurityKeys {
       let left = deadline - monotonicSeconds()
       guard left > 0 else { throw WebAuthnRefusal(name: "NotAllowedError", message: Self.notAllowed) }
       _ = api.pointee.fido_dev_set_timeout(key.device, Int32(min(left * 1000, Double(Int32.max))))
-      login.conversation.show("Touch your security key (\(key.product)) to \(verb) \(relyingParty).", as: .information)
+      // Ctrl-C is caught before the person is asked to touch: from then on it cancels.
       let guarded = frp_fido2_guard_begin(key.device) == 1
+      login.conversation.show("Touch your security key (\(key.product)) to \(verb) \(relyingParty).", as: .information)
       let status = operation(pin)
       if guarded && frp_fido2_guard_end() == 1 {
         throw Failure(.interrupted, "cancelled at the security key (Ctrl-C). Nothing was sent to AM.")

@@ -28,7 +28,9 @@ final class OAuthAM {
   /// Starts the server with `arguments` (--expires-in N, --rotate-refresh, --refresh-delay-ms N)
   /// and waits for its "PORT n" line (at most 60 s). With `tls` (a certificate and its key,
   /// makeSelfSignedCertificate), it speaks HTTPS.
-  init(_ arguments: [String] = [], tls: (certificate: String, key: String)? = nil) throws {
+  /// Another test AM of the same shape (`script`: a "PORT n" line, stdin's EOF ends it) runs
+  /// the same way: webauthn-am.py (WebAuthnJourneyTests).
+  init(_ arguments: [String] = [], tls: (certificate: String, key: String)? = nil, script: String = OAuthAM.script) throws {
     scheme = tls == nil ? "http" : "https"
     certificate = tls?.certificate
     let arguments = arguments + (tls.map { ["--tls", $0.certificate, $0.key] } ?? [])
@@ -49,7 +51,7 @@ final class OAuthAM {
     defer { posix_spawnattr_destroy(&attributes) }
     posix_spawnattr_setpgroup(&attributes, 0)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-    let argv = ["/usr/bin/python3", Self.script] + arguments
+    let argv = ["/usr/bin/python3", script] + arguments
     let argvC = argv.map { strdup($0) } + [nil]
     let envC: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/bin:/bin"), nil]
     defer { for pointer in argvC + envC { free(pointer) } }
