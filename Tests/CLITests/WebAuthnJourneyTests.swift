@@ -153,6 +153,36 @@ import Testing
     }
   }
 
+  @Test(
+    "several keys: the person touches the one to use (or --security-key names it); user verification required of a key without a PIN stops")
+  func severalKeys() throws {
+    try withDirectory { directory in
+      let first = try key(directory, "a")
+      let second = try key(directory, "b")
+      let am = try AM(["--tree", "register"], directory: directory)
+      defer { am.server.stop() }
+      let touched = try journey(am, keys: [first, second], directory: directory, ["--user", "demo"])
+      #expect(touched.status == 0, "\(touched.stderr)")
+      #expect(
+        touched.stderr.contains("Several security keys are plugged in: touch the key to use (SoftKey a, SoftKey b)."), "\(touched.stderr)")
+      // Both blink; the software keys answer the touch at once, and the first one polled wins.
+      #expect(try SoftKeyState.load(from: first).credentials.count == 1 && SoftKeyState.load(from: second).credentials.isEmpty)
+      let named = try journey(am, keys: [first, second], directory: directory, ["--user", "demo", "--security-key", "softkey:b"])
+      #expect(named.status == 0 && !named.stderr.contains("Several"), "\(named.stderr)")
+      #expect(try SoftKeyState.load(from: second).credentials.count == 1)
+      #expect(try am.judged().map { $0["verdict"]?.stringValue } == ["ok", "ok"])
+    }
+    try withDirectory { directory in
+      let am = try AM(["--tree", "register", "--user-verification", "required"], directory: directory)
+      defer { am.server.stop() }
+      let result = try journey(am, keys: [try key(directory)], directory: directory, ["--user", "demo"])
+      #expect(
+        result.status == 2 && result.stderr.contains("requires user verification") && result.stderr.contains("set a PIN"),
+        "\(result.stderr)")
+      #expect(try am.judged().isEmpty)
+    }
+  }
+
   @Test("no key plugged in: \"Insert your security key\", then exit 2 with nothing posted; libfido2 missing: exit 69 naming libfido2-1")
   func noKeyNoLibrary() throws {
     try withDirectory { directory in

@@ -252,6 +252,27 @@ import Testing
     #expect(throws: LoginError.self) { try Self.answer("webAuthnAuthMetaCallback70", key: key, origin: "https://127.0.0.1:8443") }
     #expect(throws: LoginError.self) { try Self.answer("webAuthnAuthMetaCallback70", key: nil) }
   }
+
+  @Test("a registration node that accepts only a platform authenticator stops by name, with nothing posted and no key asked")
+  func platformOnly() throws {
+    var step = try Self.page("webAuthnRegMetaCallbackJsonResponse")
+    guard case .object(var metadata)? = step.callbacks?[0].json, case .array(var outputs)? = metadata["output"],
+      case .object(var data)? = outputs[0]["value"]
+    else {
+      Issue.record("the recorded page changed shape")
+      return
+    }
+    data["_authenticatorSelection"] = ["authenticatorAttachment": "platform", "userVerification": "required"]
+    outputs[0] = ["name": "data", "value": .object(data)]
+    metadata["output"] = .array(outputs)
+    step.body["callbacks"] = .array([.object(metadata)] + (step.callbacks ?? []).dropFirst().map(\.json))
+    let key = RecordingKey()
+    let login = LoginAnswerer(sources: [], conversation: NoConversation())
+    login.securityKeys = key
+    login.webAuthnOrigin = "https://idc.petrov.ca"
+    let error = try #require(throws: LoginError.self) { try login.answer(&step) }
+    #expect(error.code == .cannotAnswer && error.message.contains("platform authenticator") && key.registrations.isEmpty, "\(error)")
+  }
 }
 
 extension JSON {

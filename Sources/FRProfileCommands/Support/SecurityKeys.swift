@@ -254,7 +254,7 @@ final class FIDO2SecurityKeys: SecurityKeys {
   /// closed). Nil when none was touched before `deadline`.
   private func touched(_ api: UnsafePointer<frp_fido2_api>, _ keys: [Key], deadline: Double, login: LoginAnswerer) throws -> Key? {
     login.conversation.show(
-      "Several security keys are plugged in: touch the key to use (\(keys.map(\.product).joined(separator: ", ")))).", as: .information)
+      "Several security keys are plugged in: touch the key to use (\(keys.map(\.product).joined(separator: ", "))).", as: .information)
     let waiting = keys.filter { api.pointee.fido_dev_get_touch_begin($0.device) == FIDO_OK }
     var chosen: Key?
     while chosen == nil, monotonicSeconds() < deadline {
