@@ -265,9 +265,12 @@ struct PAMSignin {
     do { binding = try BindingOptions.parse(config.tcti.map { ["--tcti", $0] } ?? []) } catch {
       return .failed("the configuration's tcti is refused: \(BindingOptions.message(for: error))")
     }
-    let answerer = LoginAnswerer(
-      sources: [GivenAnswers(user: user, password: password)], conversation: conversation,
-      device: CommandDeviceSteps(settings: ProfileSettings(stateDirectory: config.stateDirectory), binding: binding, interactive: false))
+    let device = CommandDeviceSteps(settings: ProfileSettings(stateDirectory: config.stateDirectory), binding: binding, interactive: false)
+    // A key bound with APPLICATION_PIN: its PIN is asked through PAM, as every other secret of
+    // the sign-in is.
+    device.pinSource = PAMPINSource(conversation: conversation, deadline: monotonicSeconds() + config.timeoutSeconds)
+    device.userVerification = false
+    let answerer = LoginAnswerer(sources: [GivenAnswers(user: user, password: password)], conversation: conversation, device: device)
     do {
       switch try login.walk(answerer: answerer) {
       case .success(let body): return .success(firstPassword: answerer.firstPassword, body: body)

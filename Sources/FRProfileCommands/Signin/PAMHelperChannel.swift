@@ -1,3 +1,4 @@
+import DeviceBinding
 import Journey
 import Login
 import SystemCalls
@@ -126,5 +127,35 @@ enum SigninLog {
   static func debug(_ text: String) { write(LOG_DEBUG, text) }
   private static func write(_ priority: Int32, _ text: String) {
     channel?.send(UInt8(ascii: "L"), String(priority) + ServerText.printable(text, singleLine: true))
+  }
+}
+
+/// The PIN of a sign-in key bound with APPLICATION_PIN, asked through the PAM conversation with
+/// echo off. `@unchecked Sendable`: the helper is one process with one thread, and the
+/// conversation is used by it alone.
+struct PAMPINSource: PINSource, @unchecked Sendable {
+  let conversation: PAMConversation
+  let deadline: Double
+
+  func existingPIN(prompt: String, deadline: Double) throws(BindingFailure) -> String? {
+    guard conversation.canAsk else { return nil }
+    return conversation.ask("PIN of your sign-in key: ", echo: false, deadline: min(deadline, self.deadline))
+  }
+
+  /// A binding inside a sign-in (a tree that binds at the door): the new PIN typed twice.
+  func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String? {
+    for _ in 0..<3 {
+      guard let first = conversation.ask("New PIN for your sign-in key: ", echo: false, deadline: min(deadline, self.deadline)) else {
+        return nil
+      }
+      if let problem = policy.violation(first) {
+        conversation.show("Not accepted: \(problem).", as: .prompting)
+        continue
+      }
+      guard let second = conversation.ask("Repeat the PIN: ", echo: false, deadline: min(deadline, self.deadline)) else { return nil }
+      if first == second { return first }
+      conversation.show("The PINs differ.", as: .prompting)
+    }
+    return nil
   }
 }

@@ -124,6 +124,9 @@ struct BindingSetup {
   /// The journey's own deadline (--max-time, CLOCK_MONOTONIC seconds): every prompt and the
   /// binder's waits end by it, whatever timeout the callback asks for.
   var deadline: Double? = nil
+  /// Where a bound key's PIN comes from instead of the terminal or --pin-file (a sign-in's PAM
+  /// conversation).
+  var pinSource: (any PINSource)? = nil
 
   /// App policies read this machine, never a `--root` tree: a caller who could point the
   /// evaluation at a recorded laptop would unlock and sign with a key its deviceTampering
@@ -196,7 +199,9 @@ struct BindingSetup {
     let evaluator = PolicyEvaluator()
     let verifier = verifier()
     let pinSource: (any PINSource)? =
-      if let file = options.pinFile { FilePINSource(path: file) } else if interactive { TerminalPINSource(serverHost: serverHost) } else {
+      if let pinSource { pinSource } else if let file = options.pinFile { FilePINSource(path: file) } else if interactive {
+        TerminalPINSource(serverHost: serverHost)
+      } else {
         nil
       }
     let deviceId: @Sendable () throws -> String = {

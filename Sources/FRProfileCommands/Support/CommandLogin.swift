@@ -90,6 +90,12 @@ final class CommandDeviceSteps: DeviceSteps {
   /// TPM attestation of this walk, made at the first attestation round; the binder attaches
   /// evidence through it once it answered a credential challenge.
   var attester: TPMAttester?
+  /// Where a bound key's PIN comes from when not the terminal (a sign-in: the PAM conversation).
+  var pinSource: (any PINSource)?
+  /// Whether keys bound with BIOMETRIC types may verify the user through the PAM service
+  /// `fr-profile`. A sign-in's helper says no: that service could lead back into
+  /// pam_frprofile.so.
+  var userVerification = true
 
   init(settings: ProfileSettings, binding: BindingOptions, interactive: Bool) {
     self.settings = settings
@@ -130,9 +136,11 @@ final class CommandDeviceSteps: DeviceSteps {
   func answerBinding(_ step: inout AuthenticateStep, index: Int, login: LoginAnswerer) throws {
     let system = try settings.systemSource()
     let setup = BindingSetup(
-      options: binding, settings: settings, interactive: interactive, serverHost: login.serverHost, deadline: login.deadline)
+      options: binding, settings: settings, interactive: interactive, serverHost: login.serverHost, deadline: login.deadline,
+      pinSource: pinSource)
     var binder = try setup.binder(deviceName: { BindingSetup.profileDeviceName(system) })
     if let attester { binder.attester = attester }
+    if !userVerification { binder.userVerifier = nil }
     do {
       if let outcome = try binder.answer(&step, callback: index) { BindingSetup.report(outcome, verbose: settings.verbose) }
     } catch {
