@@ -85,7 +85,13 @@ if nm -D "$module" | grep -q 'swift_'; then fail "pam_frprofile.so reaches the S
 grep -qx 'Default: no' "$work/x/usr/share/pam-configs/frprofile" || fail "the pam-auth-update profile is not off by default"
 grep -q '\[success=end default=ignore\][[:space:]]*pam_frprofile.so' "$work/x/usr/share/pam-configs/frprofile" ||
   fail "the pam-auth-update profile does not use [success=end default=ignore]"
-pass "pam_frprofile.so: NEEDED $module_needed; pam-auth-update profile off by default"
+# The session's line, where pam_sm_open_session writes the sign-in's OAuth 2.0 tokens: optional
+# (the module's session never fails a session), in the Additional stack beside pam_unix's.
+pam_profile=$work/x/usr/share/pam-configs/frprofile
+grep -qx 'Session-Type: Additional' "$pam_profile" || fail "the pam-auth-update profile has no Session-Type: Additional"
+[[ $(sed -n '/^Session:$/,/^[^[:space:]]/{/^[[:space:]]/p}' "$pam_profile") =~ ^[[:space:]]+optional[[:space:]]+pam_frprofile\.so$ ]] ||
+  fail "the pam-auth-update profile's Session is not 'optional pam_frprofile.so' alone"
+pass "pam_frprofile.so: NEEDED $module_needed; pam-auth-update profile off by default, its session optional"
 version=$("$bin/fr-profile" --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+\ \(commit\ [0-9a-f]{7,} ]] || fail "--version does not name a commit: $version"
 pass "--version: $version"

@@ -1,5 +1,6 @@
 import Foundation
 import ProfileJSON
+import Synchronization
 import TestSupport
 import Testing
 
@@ -51,6 +52,15 @@ struct SigninPAMTests {
       chmod(config, mode)
     }
 
+    /// The PAM service's lines: `MODULE`, `CONFIG` and `HELPER` replaced, and `auth required
+    /// MODULE` given the configuration and the helper.
+    func writeStack(_ stack: String) throws {
+      let lines = stack.replacingOccurrences(of: "auth required MODULE", with: "auth required MODULE config=CONFIG helper=HELPER")
+        .replacingOccurrences(of: "MODULE", with: SigninPAMTests.module).replacingOccurrences(of: "CONFIG", with: config)
+        .replacingOccurrences(of: "HELPER", with: frProfilePath)
+      try (lines + "\n").write(toFile: directory + "/pam.d/frprofile-test", atomically: false, encoding: .utf8)
+    }
+
     /// pamtester's run of `operations` for `user`, `stdin` answering its prompts.
     func pamtester(
       user: String = SigninPAMTests.user, stdin: String, operations: [String] = ["authenticate"], items: [String] = [],
@@ -69,6 +79,25 @@ struct SigninPAMTests {
           ]
           + operations, stdin: stdin, executable: "/usr/bin/unshare")
     }
+  }
+
+  /// pamtester at a terminal (pty-drive.py answering `steps`, the screen its stdout and stderr
+  /// together), in the set-up's namespace: what pty-drive.py prints.
+  func pamtesterAtTerminal(_ setup: Setup, user: String = Self.user, steps: [JSON], operations: [String] = ["authenticate"]) throws
+    -> JSON
+  {
+    let script = """
+      mount --bind "$1/passwd" /etc/passwd && mount --bind "$1/group" /etc/group || exit 99
+      dir=$1; drive=$2; steps=$3; user=$4; shift 4
+      exec env -i PATH=/usr/bin:/bin TERM=dumb /usr/bin/python3 "$drive" "$steps" /usr/bin/env LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 \\
+        PAM_WRAPPER_SERVICE_DIR="$dir/pam.d" /usr/bin/pamtester frprofile-test "$user" "$@"
+      """
+    let result = try run(
+      [
+        "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", setup.directory, cliFixture("../Support/pty-drive.py"),
+        JSONWriter.compact(.array(steps)), user,
+      ] + operations, executable: "/usr/bin/unshare")
+    return try JSONParser.parse(Array(result.stdout.utf8))
   }
 
   /// The module's path, as a stack line names it.
@@ -109,10 +138,7 @@ struct SigninPAMTests {
     let setup = Setup(directory: directory, serverURL: serverURL)
     try setup.writeConfig()
     try FileManager.default.createDirectory(atPath: directory + "/pam.d", withIntermediateDirectories: false)
-    let lines = stack.replacingOccurrences(of: "auth required MODULE", with: "auth required MODULE config=CONFIG helper=HELPER")
-      .replacingOccurrences(of: "MODULE", with: Self.module).replacingOccurrences(of: "CONFIG", with: setup.config)
-      .replacingOccurrences(of: "HELPER", with: frProfilePath)
-    try (lines + "\n").write(toFile: directory + "/pam.d/frprofile-test", atomically: false, encoding: .utf8)
+    try setup.writeStack(stack)
     let passwd = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
     let group = try String(contentsOfFile: "/etc/group", encoding: .utf8)
     var addedUsers = ""
@@ -498,4 +524,207 @@ struct SigninPAMTests {
       #expect(Self.syslog(result).contains("failed") && !Self.syslog(result).contains("cannot be reached"), "\(result.stderr)")
     }
   }
+
+  @Test(
+    "Push at a local terminal (PAM_TTY /dev/tty1, no PAM_RHOST): the message is PAM_TEXT_INFO, AM is polled after each wait, Enter is never asked"
+  )
+  func pushAtALocalTerminal() throws {
+    let times = RequestTimes()
+    let polling = C.callback("PollingWaitCallback", [("waitTime", "400"), ("message", "Approve the sign-in on your phone")])
+    let nodes: [String: NodeTree.Node] = [
+      "start": NodeTree.Node(callbacks: Self.login) { answers, _ in
+        _ = times.record()
+        return answers.text("NameCallback") == Self.user && answers.text("PasswordCallback") == Self.password
+          ? .node("push") : .failure("Login failure")
+      },
+      // Request 0 is the login page; requests 1 and 2 are polls AM answers with the same page,
+      // request 3 the poll it approves.
+      "push": NodeTree.Node(callbacks: [polling]) { _, _ in times.record() < 3 ? .node("push") : .success },
+    ]
+    try withSignin(nodes) { setup, tree in
+      // Only the password on stdin: a prompt to press Enter would find its end and fail the sign-in.
+      let result = try setup.pamtester(stdin: Self.password + "\n", items: ["tty=/dev/tty1"])
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(!result.stderr.contains("Press Enter"), "\(result.stderr)")
+      // pamtester's conversation (misc_conv) prints PAM_TEXT_INFO on stdout, PAM_ERROR_MSG and
+      // prompts on stderr: the message is information, shown once though AM repeats the page.
+      #expect(result.stdout.components(separatedBy: "Approve the sign-in on your phone").count == 2, "\(result.stdout)")
+      #expect(!result.stderr.contains("Approve the sign-in"), "\(result.stderr)")
+      #expect(tree.events == ["node start", "node push", "node push", "node push", "success"], "\(tree.events)")
+      let seen = times.all
+      try #require(seen.count == 4, "AM saw the login and three polls: \(seen)")
+      for index in 1..<seen.count {
+        #expect(
+          seen[index] - seen[index - 1] >= 0.39,
+          "poll \(index) came \(seen[index] - seen[index - 1]) s after the page, not after its 400 ms")
+      }
+    }
+  }
+
+  @Test(
+    "ChoiceCallback and ConfirmationCallback: an echo-on prompt listing numbered choices, the typed number is AM's answer, a wrong one asked again"
+  )
+  func choicesOverPAM() throws {
+    let choice = C.callback(
+      "ChoiceCallback", [("prompt", "Second factor"), ("choices", ["SMS", "Email", "Push"]), ("defaultChoice", 0)],
+      inputs: [("IDToken1", 0)])
+    let confirmation = C.callback(
+      "ConfirmationCallback",
+      [("prompt", "Trust this device?"), ("messageType", 0), ("options", ["Yes", "No"]), ("optionType", -1), ("defaultOption", 1)],
+      inputs: [("IDToken1", 1)])
+    let nodes: [String: NodeTree.Node] = [
+      "start": Self.loginNode(then: .node("choice")),
+      "choice": NodeTree.Node(callbacks: [choice]) { answers, _ in
+        answers.value("ChoiceCallback") == 2 ? .node("confirm") : .failure("Wrong factor")
+      },
+      "confirm": NodeTree.Node(callbacks: [confirmation]) { answers, _ in
+        answers.value("ConfirmationCallback") == 0 ? .success : .failure("Not trusted")
+      },
+    ]
+    try withSignin(nodes) { setup, tree in
+      let screen = try pamtesterAtTerminal(
+        setup,
+        steps: [
+          ["expect": "Password: "], ["echo": false], ["send": .string(Self.password + "\n")],
+          ["expect": "Choice [0]: "], ["echo": true], ["send": "7\n"],
+          ["expect": "Pick one of"], ["expect": "Choice [0]: "], ["send": "2\n"],
+          ["expect": "Choice [1]: "], ["echo": true], ["send": "0\n"],
+        ])
+      #expect(screen["status"] == 0 && screen["failed"] == .null, "\(screen)")
+      #expect(screen["echo"] == [false, true, true], "the password is typed unseen, the choices seen: \(screen)")
+      let text = (screen["screen"]?.stringValue ?? "").replacingOccurrences(of: "\r", with: "")
+      // Each prompt is one message: the list, then the question with its default.
+      #expect(text.contains("Second factor\n  0) SMS\n  1) Email\n  2) Push\nChoice [0]: 7\n"), "\(text)")
+      #expect(text.contains("Pick one of 0=SMS, 1=Email, 2=Push.\nChoice [0]: 2\n"), "\(text)")
+      #expect(text.contains("Trust this device?\n  0) Yes\n  1) No\nChoice [1]: 0\n"), "\(text)")
+      #expect(tree.events == ["node start", "node choice", "node confirm", "success"], "\(tree.events)")
+      let posted = tree.answered.map { NodeTree.Answers(callbacks: $0["callbacks"]?.arrayValue ?? []) }
+      #expect(posted.compactMap { $0.value("ChoiceCallback") } == [2], "the wrong entry never reached AM")
+      #expect(posted.compactMap { $0.value("ConfirmationCallback") } == [0])
+    }
+  }
+
+  @Test("setcred is PAM_SUCCESS for every user (sshd needs it), with or without a sign-in; nothing reaches AM")
+  func setcredSucceeds() throws {
+    // A lone `required` module: libpam fails a stack in which every module is PAM_IGNORE, so a
+    // pass is the module's PAM_SUCCESS.
+    try withSignin(["start": Self.loginNode()], stack: "auth required MODULE") { setup, tree in
+      for user in [Self.user, "root", "no-such-user-frp"] {
+        let result = try setup.pamtester(user: user, stdin: "", operations: ["setcred"])
+        #expect(result.status == 0 && result.stdout.contains("credential info has successfully been set"), "\(user): \(result.stderr)")
+      }
+      #expect(tree.events.isEmpty, "\(tree.events)")
+      let signedIn = try setup.pamtester(stdin: Self.password + "\n", operations: ["authenticate", "setcred"])
+      #expect(signedIn.status == 0 && signedIn.stdout.contains("credential info has successfully been set"), "\(signedIn.stderr)")
+    }
+  }
+
+  @Test("chauthtok is PAM_IGNORE for every user: the stack's next module changes the password")
+  func chauthtokIsIgnored() throws {
+    // `success=bad`: a PAM_SUCCESS would fail the stack (libpam's PAM_PERM_DENIED); only
+    // PAM_IGNORE lets pam_permit decide.
+    let stack = "password [success=bad ignore=ignore default=bad] MODULE\npassword required pam_permit.so"
+    try withSignin(["start": Self.loginNode()], stack: stack) { setup, tree in
+      try setup.writeConfig(["users": .array([.string(Self.user)])])
+      for user in [Self.user, "root", "no-such-user-frp"] {
+        let result = try setup.pamtester(user: user, stdin: "", operations: ["chauthtok"])
+        #expect(result.status == 0 && result.stdout.contains("authentication token altered successfully"), "\(user): \(result.stderr)")
+      }
+      #expect(tree.events.isEmpty, "\(tree.events)")
+      // The stack tells the two apart: a module that succeeds (pam_permit) in the module's place fails it.
+      try setup.writeStack(stack.replacingOccurrences(of: "MODULE", with: "pam_permit.so"))
+      let succeeding = try setup.pamtester(stdin: "", operations: ["chauthtok"])
+      #expect(succeeding.status != 0, "\(succeeding.stdout)\n\(succeeding.stderr)")
+    }
+  }
+
+  @Test("acct_mgmt is PAM_SUCCESS for the user the module signed in, PAM_IGNORE without its sign-in or for another PAM_USER")
+  func accountOfTheSignedInUserOnly() throws {
+    // `success=bad` then pam_permit: a pass is the module's PAM_IGNORE; a failure with libpam's
+    // PAM_PERM_DENIED ("Permission denied") its PAM_SUCCESS.
+    let ignoring = "auth required MODULE\naccount [success=bad ignore=ignore default=bad] MODULE\naccount required pam_permit.so"
+    try withSignin(["start": Self.loginNode()], stack: ignoring) { setup, tree in
+      let alone = try setup.pamtester(stdin: "", operations: ["acct_mgmt"])
+      #expect(alone.status == 0, "without its sign-in (an SSH key): \(alone.stderr)")
+      #expect(tree.events.isEmpty, "\(tree.events)")
+      let signedIn = try setup.pamtester(stdin: Self.password + "\n", operations: ["authenticate", "acct_mgmt"])
+      #expect(signedIn.status != 0 && signedIn.stderr.contains("Permission denied"), "\(signedIn.stdout)\n\(signedIn.stderr)")
+      // Signed in as the test user, then PAM_USER changed (pam_wrapper's pam_set_items.so sets
+      // it from the variable of that name) before the account stack: not the module's to judge.
+      let setItems = "/usr/lib/x86_64-linux-gnu/pam_wrapper/pam_set_items.so"
+      try setup.writeStack(ignoring.replacingOccurrences(of: "\naccount [", with: "\naccount required \(setItems)\naccount ["))
+      let other = try setup.pamtester(
+        stdin: Self.password + "\n", operations: ["authenticate", "acct_mgmt"], environment: ["PAM_USER=root"])
+      #expect(other.status == 0, "\(other.stderr)")
+      #expect(tree.events == ["node start", "success", "node start", "success"], "\(tree.events)")
+      // A lone `required` module: a pass is PAM_SUCCESS (PAM_IGNORE alone fails the stack).
+      try setup.writeStack("auth required MODULE\naccount required MODULE")
+      let success = try setup.pamtester(stdin: Self.password + "\n", operations: ["authenticate", "acct_mgmt"])
+      #expect(success.status == 0 && success.stdout.contains("account management done"), "\(success.stderr)")
+      let ignored = try setup.pamtester(stdin: "", operations: ["acct_mgmt"])
+      #expect(ignored.status != 0, "PAM_IGNORE alone: \(ignored.stderr)")
+    }
+  }
+
+  @Test(
+    "a session opened without the module's sign-in (su from root, another module's, a user it does not handle) is PAM_SUCCESS and does nothing"
+  )
+  func sessionWithoutSignin() throws {
+    // The log lines but libpam's own (the test's service directory has no "other" service).
+    func moduleLines(_ result: RunResult) -> [Substring] {
+      Self.syslog(result).split(separator: "\n").filter { !$0.contains("_pam_init_handlers") }
+    }
+    // A lone `required` module: a pass is the module's PAM_SUCCESS.
+    try withSignin(["start": Self.loginNode()], stack: "auth required MODULE\nsession required MODULE") { setup, tree in
+      try setup.writeConfig(["users": .array([.string(Self.user)])])
+      for user in [Self.user, "root", "nobody", "no-such-user-frp"] {
+        let result = try setup.pamtester(user: user, stdin: "", operations: ["open_session", "close_session"])
+        #expect(result.status == 0, "\(user): \(result.stderr)")
+        #expect(moduleLines(result).isEmpty, "no helper, no log line: \(Self.syslog(result))")
+      }
+      #expect(tree.events.isEmpty, "\(tree.events)")
+      // Signed in, without a clientId: no tokens are held, and the session says nothing of them.
+      let signedIn = try setup.pamtester(stdin: Self.password + "\n", operations: ["authenticate", "open_session", "close_session"])
+      #expect(signedIn.status == 0, "\(signedIn.stderr)")
+      // The sign-in's own line only: the filter above keeps the module's lines.
+      #expect(
+        moduleLines(signedIn).count == 1 && moduleLines(signedIn)[0].contains("\(Self.user) signed in through the journey"),
+        "\(Self.syslog(signedIn))")
+    }
+  }
+
+  @Test(
+    "the session opens when the user's home does not exist yet (pam_mkhomedir after the module): the tokens are not written, a log line says so"
+  )
+  func sessionBeforeTheHomeExists() throws {
+    try withOAuthAM { am in
+      let stack = "auth required MODULE\nsession required MODULE"
+      try withSignin(serverURL: am.url, users: [OAuthAM.user], homes: true, stack: stack) { setup in
+        try setup.writeConfig(["clientId": .string(OAuthAM.clientId)])
+        let home = setup.directory + "/home-\(OAuthAM.user)"
+        try FileManager.default.removeItem(atPath: home)
+        let result = try setup.pamtester(
+          user: OAuthAM.user, stdin: OAuthAM.password + "\n", operations: ["authenticate", "open_session", "close_session"])
+        #expect(result.status == 0 && result.stdout.contains("successfully opened a session"), "\(result.stderr)")
+        #expect(
+          Self.syslog(result).contains("the OAuth 2.0 tokens of \(OAuthAM.user) were not written to \(home)/.local/state/fr-profile"),
+          "\(result.stderr)")
+        #expect(Self.syslog(result).contains("were not written to their token store"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home), "nothing made in the home's place")
+      }
+    }
+  }
+}
+
+/// When AM saw each request of a journey (seconds of a monotonic clock), for tests that time a client.
+final class RequestTimes: Sendable {
+  private let times = Mutex<[Double]>([])
+  /// Records now; how many were recorded before.
+  func record() -> Int {
+    times.withLock {
+      $0.append(ProcessInfo.processInfo.systemUptime)
+      return $0.count - 1
+    }
+  }
+  var all: [Double] { times.withLock { $0 } }
 }
