@@ -38,6 +38,7 @@ static const char *const sonames[LIBRARIES] = {
   X(ESYS, Esys_CreateLoaded)                                                                       \
   X(ESYS, Esys_Load)                                                                               \
   X(ESYS, Esys_Sign)                                                                               \
+  X(ESYS, Esys_HMAC)                                                                               \
   X(ESYS, Esys_DictionaryAttackParameters)                                                         \
   X(ESYS, Esys_EvictControl)                                                                       \
   X(ESYS, Esys_NV_ReadPublic)                                                                      \
@@ -170,6 +171,11 @@ TSS2_RC frp_Esys_Sign(
   const TPM2B_DIGEST *digest, const TPMT_SIG_SCHEME *inScheme, const TPMT_TK_HASHCHECK *validation,
   TPMT_SIGNATURE **signature) {
   return api.Esys_Sign(esysContext, keyHandle, shandle1, shandle2, shandle3, digest, inScheme, validation, signature);
+}
+TSS2_RC frp_Esys_HMAC(
+  ESYS_CONTEXT *esysContext, ESYS_TR handle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_MAX_BUFFER *buffer,
+  TPMI_ALG_HASH hashAlg, TPM2B_DIGEST **outHMAC) {
+  return api.Esys_HMAC(esysContext, handle, shandle1, shandle2, shandle3, buffer, hashAlg, outHMAC);
 }
 TSS2_RC frp_Esys_DictionaryAttackParameters(
   ESYS_CONTEXT *esysContext, ESYS_TR lockHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,

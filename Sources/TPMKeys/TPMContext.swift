@@ -630,6 +630,35 @@ public final class TPMContext {
     }
   }
 
+  /// A new HMAC-SHA256 key inside the TPM (`frp_hmac_template`): what it keys cannot be
+  /// recomputed without this TPM. Its blob's public area is a keyed-hash object, which
+  /// `TPMKeyBlob(bytes:)` does not parse: keep its parts (`parent`, `publicArea`,
+  /// `privateArea`) and rebuild it with `TPMKeyBlob(parent:publicArea:privateArea:)`.
+  public func createHMACKey() throws(TPMError) -> TPMKeyBlob {
+    try operation { () throws(TPMError) in try createKey(authValue: []) { frp_hmac_template($0) } }
+  }
+
+  /// HMAC-SHA256 of `data` (at most 1024 bytes) with the TPM's key in `blob`.
+  public func hmac(_ data: [UInt8], with blob: TPMKeyBlob) throws(TPMError) -> [UInt8] {
+    var publicArea = try Self.unmarshalPublic(blob.publicArea)
+    guard frp_is_hmac_key(&publicArea) != 0 else { throw .corrupt(reason: "not an HMAC-SHA256 key of this program's shape") }
+    guard data.count <= 1024 else { throw .corrupt(reason: "more than 1024 bytes to HMAC in one command") }
+    return try operation { () throws(TPMError) -> [UInt8] in
+      try throughParent(blob.parent) { () throws(TPMError) -> [UInt8] in
+        let key = try loaded(blob)
+        var buffer = TPM2B_MAX_BUFFER()
+        buffer.size = UInt16(data.count)
+        withUnsafeMutableBytes(of: &buffer.buffer) { raw in raw.copyBytes(from: data) }
+        var result: UnsafeMutablePointer<TPM2B_DIGEST>?
+        let rc = frp_Esys_HMAC(
+          esys, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &buffer, frp_alg_sha256, &result)
+        defer { frp_Esys_Free(result) }
+        guard rc == TSS2_RC_SUCCESS, let result else { throw Self.error("Esys_HMAC", rc) }
+        return withUnsafeBytes(of: result.pointee.buffer) { Array($0.prefix(Int(result.pointee.size))) }
+      }
+    }
+  }
+
   /// Loads `blob` under this TPM's storage key: proves the key belongs to this TPM (and keeps
   /// it loaded for what follows).
   public func verifyLoads(_ blob: TPMKeyBlob) throws(TPMError) {

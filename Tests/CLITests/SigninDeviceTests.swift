@@ -59,4 +59,62 @@ extension SigninPAMTests {
       }
     }
   }
+
+  /// scrypt of `password` with `salt` as Python's hashlib computes it (OpenSSL's scrypt, not
+  /// ours): N = 2^15, r = 8, p = 1, 32 bytes, base64url without padding.
+  static func pythonScrypt(_ password: String, salt: String) throws -> String {
+    let program = """
+      import base64, hashlib, sys
+      salt = base64.urlsafe_b64decode(sys.argv[2] + "=" * (-len(sys.argv[2]) % 4))
+      key = hashlib.scrypt(sys.argv[1].encode(), salt=salt, n=32768, r=8, p=1, maxmem=64 * 1024 * 1024, dklen=32)
+      print(base64.urlsafe_b64encode(key).decode().rstrip("="))
+      """
+    let result = try run(["-c", program, password, salt], executable: "/usr/bin/python3")
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  @Test(
+    "offline with a TPM: the entry's scrypt hash is keyed in the TPM (HMAC), so the disk alone cannot test a guess; another TPM cannot use it"
+  )
+  func offlineKeyedInTheTPM() throws {
+    try withSignin(["start": Self.loginNode()]) { setup, _ in
+      let offline: JSON = ["maxAgeSeconds": 60, "maxFailures": 3]
+      let entryDirectory = setup.directory + "/state/offline"
+      func entry() throws -> JSONObject {
+        let names = try FileManager.default.contentsOfDirectory(atPath: entryDirectory).filter { $0.hasSuffix(".json") }
+        try #require(names.count == 1, "\(names)")
+        return try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: entryDirectory + "/" + names[0])))).objectValue ?? [:]
+      }
+      // Without a TPM the stored hash is scrypt's, as an independent scrypt computes it.
+      try setup.writeConfig(["offline": offline])
+      #expect(try setup.pamtester(stdin: Self.password + "\n").status == 0)
+      let plain = try entry()
+      #expect(plain["tpm"] == nil)
+      let plainSalt = try #require(plain["salt"]?.stringValue)
+      #expect(plain["hash"]?.stringValue == (try Self.pythonScrypt(Self.password, salt: plainSalt)))
+      try withSWTPM { tpm in
+        try setup.writeConfig(["offline": offline, "tcti": .string(tpm.tcti)])
+        #expect(try setup.pamtester(stdin: Self.password + "\n").status == 0)
+        let keyed = try entry()
+        let salt = try #require(keyed["salt"]?.stringValue)
+        #expect(keyed["tpm"]?["mac"] == "HMAC-SHA256" && keyed["tpm"]?["private"]?.stringValue?.isEmpty == false, "\(keyed)")
+        #expect(keyed["hash"]?.stringValue != (try Self.pythonScrypt(Self.password, salt: salt)), "the hash on disk is scrypt's alone")
+        // AM unreachable: this TPM checks the password.
+        try setup.writeConfig(["offline": offline, "tcti": .string(tpm.tcti), "server": "http://127.0.0.1:1"])
+        let right = try setup.pamtester(stdin: Self.password + "\n")
+        #expect(right.status == 0 && Self.syslog(right).contains("signed in offline"), "\(right.stderr)")
+        let wrong = try setup.pamtester(stdin: "not-it\n")
+        #expect(wrong.status != 0 && Self.syslog(wrong).contains("a wrong password"), "\(wrong.stderr)")
+      }
+      // The disk copied to a machine with another TPM: the entry cannot be checked there, and
+      // that is no wrong password (the count stays).
+      let failures = try entry()["failures"]
+      try withSWTPM { other in
+        try setup.writeConfig(["offline": offline, "tcti": .string(other.tcti), "server": "http://127.0.0.1:1"])
+        let elsewhere = try setup.pamtester(stdin: Self.password + "\n")
+        #expect(elsewhere.status != 0 && Self.syslog(elsewhere).contains("does not key the offline entry"), "\(elsewhere.stderr)")
+        #expect(try entry()["failures"] == failures)
+      }
+    }
+  }
 }

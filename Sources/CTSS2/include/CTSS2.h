@@ -64,6 +64,9 @@ TSS2_RC frp_Esys_Sign(
   ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
   const TPM2B_DIGEST *digest, const TPMT_SIG_SCHEME *inScheme, const TPMT_TK_HASHCHECK *validation,
   TPMT_SIGNATURE **signature);
+TSS2_RC frp_Esys_HMAC(
+  ESYS_CONTEXT *esysContext, ESYS_TR handle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_MAX_BUFFER *buffer,
+  TPMI_ALG_HASH hashAlg, TPM2B_DIGEST **outHMAC);
 TSS2_RC frp_Esys_DictionaryAttackParameters(
   ESYS_CONTEXT *esysContext, ESYS_TR lockHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3,
   UINT32 newMaxTries, UINT32 newRecoveryTime, UINT32 lockoutRecovery);
@@ -157,6 +160,29 @@ static inline void frp_signing_template(TPM2B_PUBLIC *out, int no_da) {
   p->parameters.eccDetail.scheme.details.ecdsa.hashAlg = TPM2_ALG_SHA256;
   p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
   p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+}
+
+/// An HMAC-SHA256 key (a keyed-hash object) made inside the TPM (sensitiveDataOrigin), bound to
+/// it and its parent (fixedTPM, fixedParent), used without an authValue and noDA: its secret
+/// never leaves the TPM, so a value keyed with it cannot be recomputed from a copied disk (the
+/// sign-in's offline entries).
+static inline void frp_hmac_template(TPM2B_PUBLIC *out) {
+  memset(out, 0, sizeof *out);
+  TPMT_PUBLIC *p = &out->publicArea;
+  p->type = TPM2_ALG_KEYEDHASH;
+  p->nameAlg = TPM2_ALG_SHA256;
+  p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
+                        TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_NODA;
+  p->parameters.keyedHashDetail.scheme.scheme = TPM2_ALG_HMAC;
+  p->parameters.keyedHashDetail.scheme.details.hmac.hashAlg = TPM2_ALG_SHA256;
+}
+
+/// Whether `pub` is a key of the shape `frp_hmac_template` makes.
+static inline int frp_is_hmac_key(const TPM2B_PUBLIC *pub) {
+  const TPMT_PUBLIC *p = &pub->publicArea;
+  return p->type == TPM2_ALG_KEYEDHASH && p->parameters.keyedHashDetail.scheme.scheme == TPM2_ALG_HMAC &&
+         p->parameters.keyedHashDetail.scheme.details.hmac.hashAlg == TPM2_ALG_SHA256 &&
+         (p->objectAttributes & TPMA_OBJECT_FIXEDTPM) && (p->objectAttributes & TPMA_OBJECT_SENSITIVEDATAORIGIN);
 }
 
 /// The TCG EK Credential Profile's template L-2, the ECC NIST P-256 endorsement key: restricted

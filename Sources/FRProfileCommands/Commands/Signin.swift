@@ -221,8 +221,9 @@ struct PAMSignin {
       }
       if let offline = config.offline, let firstPassword {
         do {
-          try OfflineCache.open(stateDirectory: config.stateDirectory, settings: offline).remember(
-            user, password: firstPassword, now: started)
+          try OfflineCache.open(stateDirectory: config.stateDirectory, settings: offline, tcti: OfflineCache.tcti(configured: config.tcti))
+            .remember(
+              user, password: firstPassword, now: started)
         } catch { SigninLog.error("sign-in of \(user): the offline entry was not written: \(error)") }
       }
       SigninLog.notice("\(user) signed in through the journey \(config.tree(service: service)) (\(service))")
@@ -230,7 +231,8 @@ struct PAMSignin {
     case .refused(let message):
       SigninLog.notice("sign-in of \(user) refused by AM: \(message)")
       if let offline = config.offline, Self.isLockedOrInactive(message) {
-        try? OfflineCache.open(stateDirectory: config.stateDirectory, settings: offline).forget(user)
+        try? OfflineCache.open(stateDirectory: config.stateDirectory, settings: offline, tcti: OfflineCache.tcti(configured: config.tcti))
+          .forget(user)
       }
       return (.authenticationError, nil)
     case .failed(let why):
@@ -323,7 +325,8 @@ struct PAMSignin {
       return (.unavailable, nil)
     }
     do {
-      let cache = try OfflineCache.open(stateDirectory: config.stateDirectory, settings: settings)
+      let cache = try OfflineCache.open(
+        stateDirectory: config.stateDirectory, settings: settings, tcti: OfflineCache.tcti(configured: config.tcti))
       let entry = try cache.load(user)
       if let why = cache.unusable(entry, now: Double(time(nil))) {
         SigninLog.notice("offline sign-in of \(user) not possible: \(why)")
