@@ -25,7 +25,7 @@ PKGS_BENCH := $(PKGS_BENCH_TPM) gcc binutils valgrind lshw hwinfo inxi neofetch 
 # Man pages (packaging/gen-docs.py), completions (swift-argument-parser's), the .deb and its checks.
 PKGS_DOCS := $(PKGS_BUILD) python3 binutils gzip
 PKGS_DEB := $(PKGS_DOCS) dpkg-dev fakeroot
-PKGS_DEB_TEST := $(PKGS_DEB) lintian systemd man-db bash zsh fish util-linux
+PKGS_DEB_TEST := $(PKGS_DEB) lintian systemd man-db bash zsh fish util-linux libpam-runtime
 # The .deb in minimal Debian roots (packaging/check-distros.sh): debootstrap, the loopback swtpm
 # and test AM on the host, unshare/setpriv/flock.
 PKGS_DISTROS := $(PKGS_DEB) debootstrap python3 swtpm util-linux
@@ -313,6 +313,7 @@ install-files:
 	chmod 0644 $(DESTDIR)$(PAMDIR)/pam_frprofile.so
 	$(STRIP) $(DESTDIR)$(PAMDIR)/pam_frprofile.so
 	install -D -m 0644 packaging/pam/frprofile $(DESTDIR)$(DATADIR)/pam-configs/frprofile
+	install -D -m 0644 packaging/pam/frprofile-session $(DESTDIR)$(DATADIR)/pam-configs/frprofile-session
 	install -d $(DESTDIR)$(MANDIR)/man8
 	gzip -9n < packaging/man/pam_frprofile.8 > $(DESTDIR)$(MANDIR)/man8/pam_frprofile.8.gz
 	chmod 0644 $(DESTDIR)$(MANDIR)/man8/pam_frprofile.8.gz

@@ -42,7 +42,7 @@ for path in /usr/bin/fr-profile /usr/share/fr-profile/match-config.json /usr/sha
 done
 # The sign-in: the PAM module where Debian's PAM looks, its pam-auth-update profile, its man page.
 pam_module=/usr/lib/$(dpkg-deb -f "$deb" Architecture | sed 's/amd64/x86_64-linux-gnu/; s/arm64/aarch64-linux-gnu/')/security/pam_frprofile.so
-for path in "$pam_module" /usr/share/pam-configs/frprofile /usr/share/man/man8/pam_frprofile.8.gz \
+for path in "$pam_module" /usr/share/pam-configs/frprofile /usr/share/pam-configs/frprofile-session /usr/share/man/man8/pam_frprofile.8.gz \
   /usr/share/doc/fr-profile/examples/signin.json; do
   grep -qx "$path" "$work/files" || fail "missing from the package: $path"
 done
@@ -86,12 +86,17 @@ grep -qx 'Default: no' "$work/x/usr/share/pam-configs/frprofile" || fail "the pa
 grep -q '\[success=end default=ignore\][[:space:]]*pam_frprofile.so' "$work/x/usr/share/pam-configs/frprofile" ||
   fail "the pam-auth-update profile does not use [success=end default=ignore]"
 # The session's line, where pam_sm_open_session writes the sign-in's OAuth 2.0 tokens: optional
-# (the module's session never fails a session), in the Additional stack beside pam_unix's.
-pam_profile=$work/x/usr/share/pam-configs/frprofile
-grep -qx 'Session-Type: Additional' "$pam_profile" || fail "the pam-auth-update profile has no Session-Type: Additional"
+# (the module's session never fails a session), in a profile of its own at priority 0, so that
+# pam-auth-update puts it after pam_mkhomedir; what pam-auth-update writes from both profiles is
+# checked in a private mount namespace (check-pam-profiles.sh).
+pam_profile=$work/x/usr/share/pam-configs/frprofile-session
+if grep -q '^Session' "$work/x/usr/share/pam-configs/frprofile"; then fail "the sign-in profile has a Session line (frprofile-session has it)"; fi
+grep -qx 'Default: no' "$pam_profile" || fail "frprofile-session is not off by default"
 [[ $(sed -n '/^Session:$/,/^[^[:space:]]/{/^[[:space:]]/p}' "$pam_profile") =~ ^[[:space:]]+optional[[:space:]]+pam_frprofile\.so$ ]] ||
-  fail "the pam-auth-update profile's Session is not 'optional pam_frprofile.so' alone"
-pass "pam_frprofile.so: NEEDED $module_needed; pam-auth-update profile off by default, its session optional"
+  fail "frprofile-session's Session is not 'optional pam_frprofile.so' alone"
+unshare --mount --propagation private "$(dirname "$0")/check-pam-profiles.sh" "$work/x/usr/share/pam-configs" ||
+  fail "pam-auth-update does not order the profiles' lines as they must be"
+pass "pam_frprofile.so: NEEDED $module_needed; pam-auth-update profiles off by default, the session line optional and after pam_mkhomedir"
 version=$("$bin/fr-profile" --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+\ \(commit\ [0-9a-f]{7,} ]] || fail "--version does not name a commit: $version"
 pass "--version: $version"
