@@ -256,6 +256,11 @@ final class FIDO2SecurityKeys: SecurityKeys {
     login.conversation.show(
       "Several security keys are plugged in: touch the key to use (\(keys.map(\.product).joined(separator: ", "))).", as: .information)
     let waiting = keys.filter { api.pointee.fido_dev_get_touch_begin($0.device) == FIDO_OK }
+    // Keys that cannot blink for a touch (U2F-only ones): the first is used, as a browser would.
+    guard !waiting.isEmpty else {
+      for key in keys.dropFirst() { key.close() }
+      return keys.first
+    }
     var chosen: Key?
     while chosen == nil, monotonicSeconds() < deadline {
       for key in waiting where chosen == nil {

@@ -483,13 +483,21 @@ def unwrap_outcome(raw, j, line):
     return raw
 
 
-def judge_registration(j, raw, line):
+def client_refused(raw, line):
+    """The client's own refusal, as the SDKs post it: `unsupported` (AM's Unsupported outcome) or
+    `ERROR::<DOMException name>:<message>` (its Error outcome). Recorded; True when it was one."""
     if raw == "unsupported":
         line.update(outcome="unsupported", verdict="refused", reason="unsupported")
-        return False
+        return True
     if raw.startswith("ERROR::"):
         line.update(outcome="error", verdict="refused", reason=raw[len("ERROR::"):],
                     domException=raw[len("ERROR::"):].split(":", 1)[0])
+        return True
+    return False
+
+
+def judge_registration(j, raw, line):
+    if client_refused(raw, line):
         return False
     parts = raw.split("::")
     if len(parts) < 3:
@@ -556,12 +564,7 @@ def judge_registration(j, raw, line):
 
 
 def judge_authentication(j, raw, line):
-    if raw == "unsupported":
-        line.update(outcome="unsupported", verdict="refused", reason="unsupported")
-        return False
-    if raw.startswith("ERROR::"):
-        line.update(outcome="error", verdict="refused", reason=raw[len("ERROR::"):],
-                    domException=raw[len("ERROR::"):].split(":", 1)[0])
+    if client_refused(raw, line):
         return False
     parts = raw.split("::")
     if len(parts) < 4:
