@@ -117,4 +117,28 @@ extension SigninPAMTests {
       }
     }
   }
+
+  @Test("the password and the code typed through PAM are in no process's argv or environment while the helper works, nor on the screen")
+  func secretsStayOutOfArgvAndEnvironment() throws {
+    let nodes: [String: NodeTree.Node] = [
+      "start": Self.loginNode(then: .node("otp")),
+      "otp": NodeTree.Node(callbacks: [EnterpriseJourneyTests.passwordCallback("One Time Password")]) { answers, _ in
+        answers.text("PasswordCallback") == "731904" ? .success : .failure("Login failure")
+      },
+    ]
+    try withSignin(nodes) { setup, _ in
+      // pty-drive.py's "absent" looks through the argv and environment of pamtester and every
+      // process under it (the module's helper among them) at that moment.
+      let screen = try pamtesterAtTerminal(
+        setup,
+        steps: [
+          ["expect": "Password"], ["send": .string(Self.password + "\n")], ["expect": "One Time Password"],
+          ["absent": .string(Self.password)], ["send": "731904\n"], ["expect": "successfully authenticated"],
+        ])
+      #expect(screen["failed"] == .null && screen["status"] == 0, "\(screen)")
+      #expect(screen["absent"] == [true], "the password was found in a process's argv or environment: \(screen)")
+      let text = screen["screen"]?.stringValue ?? ""
+      #expect(!text.contains(Self.password) && !text.contains("731904"), "\(text)")
+    }
+  }
 }
