@@ -205,6 +205,22 @@ import Testing
     }
   }
 
+  @Test("a key that fails (CTAP1_ERR_OTHER): exit 1 quoting libfido2's fido_strerr, nothing posted")
+  func brokenKey() throws {
+    try withDirectory { directory in
+      let keyFile = try key(directory)
+      var state = try SoftKeyState.load(from: keyFile)
+      state.failWith = 0x7F
+      try state.save(to: keyFile)
+      let am = try AM(["--tree", "register"], directory: directory)
+      defer { am.server.stop() }
+      let result = try journey(am, keys: [keyFile], directory: directory, ["--user", "demo"])
+      #expect(result.status == 1 && result.stderr.contains("the security key (SoftKey key) failed: FIDO_ERR_"), "\(result.stderr)")
+      #expect(result.stderr.contains("(127)") && result.stderr.contains("Nothing was sent to AM"), "\(result.stderr)")
+      #expect(try am.judged().isEmpty)
+    }
+  }
+
   @Test("a key nobody touches: after the node's wait ERROR::NotAllowedError is posted, and the tree's Error outcome decides")
   func untouched() throws {
     try withDirectory { directory in

@@ -93,6 +93,7 @@ public final class SoftAuthenticator: Sendable {
     } else {
       parameters = .map([])
     }
+    if let status = state.failWith, command == 0x01 || command == 0x02 { return .reply([status]) }
     switch command {
     case 0x04: return .reply(getInfo())
     case 0x01: return makeCredential(parameters)

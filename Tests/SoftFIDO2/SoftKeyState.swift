@@ -17,6 +17,8 @@ import SystemCalls
 ///   "touch": "immediate",                // or "never": a key nobody touches
 ///   "userActionTimeoutMs": 30000,        // how long "never" waits before CTAP2_ERR_USER_ACTION_TIMEOUT
 ///   "counter": 0,                        // the one signature counter, +1 per registration and assertion
+///   "failWith": null,                    // or a CTAP status (e.g. 127): a broken key, answering every
+///                                        // makeCredential and getAssertion with it
 ///   "credentials": [{
 ///     "id": "<base64url>", "rpId": "example.com", "userId": "<base64url>",
 ///     "userName": "bjensen", "displayName": "Babs Jensen",   // null when not given
@@ -49,6 +51,8 @@ public struct SoftKeyState: Sendable, Equatable {
   public var touch = Touch.immediate
   public var userActionTimeoutMs = 30_000
   public var counter: UInt32 = 0
+  /// A CTAP status every makeCredential and getAssertion answers with (a broken key); nil: none.
+  public var failWith: UInt8?
   public var credentials: [Credential] = []
 
   public static let maxPINRetries = 8
@@ -106,6 +110,7 @@ public struct SoftKeyState: Sendable, Equatable {
       "attestation": .string(attestation.rawValue), "pin": optional(pin), "pinRetries": .number(Double(pinRetries)),
       "touch": .string(touch.rawValue), "userActionTimeoutMs": .number(Double(userActionTimeoutMs)),
       "counter": .number(Double(counter)), "credentials": .array(credentials),
+      "failWith": failWith.map { .number(Double($0)) } ?? .null,
     ]
   }
 
@@ -144,6 +149,10 @@ public struct SoftKeyState: Sendable, Equatable {
     }
     userActionTimeoutMs = try number("userActionTimeoutMs") ?? userActionTimeoutMs
     counter = UInt32(try number("counter") ?? 0)
+    if let status = try number("failWith") {
+      guard status > 0, status < 256 else { throw fail("failWith is not a CTAP status (1-255)") }
+      failWith = UInt8(status)
+    }
     for entry in object["credentials"]?.arrayValue ?? [] {
       guard let member = entry.objectValue,
         let id = try text("id", in: member).flatMap(Base64URL.decode), !id.isEmpty,

@@ -245,8 +245,12 @@ extension FRProfile {
       login.maximumTime = maxTime
       login.userAgent = "fr-profile/\(frProfileVersion)"
       if options.settings.verbose { login.trace = { detail($0) } }
+      // A WebAuthn node in the tree: a security key, with the defaults of `journey` (the
+      // origin is the server's).
+      let webAuthn = try WebAuthnOptions.parse([])
       let (body, answerer, _) = try FRProfile.Journey.walk(
-        login, sources: [], settings: options.settings, binding: try BindingOptions.parse([]), serverHost: serverHost)
+        login, sources: [], settings: options.settings, binding: try BindingOptions.parse([]), serverHost: serverHost,
+        webAuthn: { webAuthn.configure($0, server: stale.server) })
       let trade = OAuthClient(
         settings: OAuthClientSettings(
           server: stale.server, realm: stale.realm, clientId: clientId, scope: stale.scope, redirectURI: stale.redirectURI,
