@@ -221,9 +221,9 @@ struct PAMSignin {
       }
       if let offline = config.offline, let firstPassword {
         do {
-          try OfflineCache.open(stateDirectory: config.stateDirectory, settings: offline, tcti: OfflineCache.tcti(configured: config.tcti))
-            .remember(
-              user, password: firstPassword, now: started)
+          let cache = try OfflineCache.open(
+            stateDirectory: config.stateDirectory, settings: offline, tcti: OfflineCache.tcti(configured: config.tcti))
+          try cache.remember(user, password: firstPassword, now: started)
         } catch { SigninLog.error("sign-in of \(user): the offline entry was not written: \(error)") }
       }
       SigninLog.notice("\(user) signed in through the journey \(config.tree(service: service)) (\(service))")
