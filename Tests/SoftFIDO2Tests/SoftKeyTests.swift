@@ -230,37 +230,40 @@ import Testing
     #expect(registration.status == FIDO_ERR_USER_ACTION_TIMEOUT)
   }
 
-  @Test func cancelFromAnotherThreadEndsTheWait() async throws {
+  /// Both sides on threads of their own (the request on a Thread, the cancels on the test's),
+  /// never on the cooperative pool: a loaded suite can keep the pool busy for longer than the
+  /// key's 30-second timeout, and the cancels would then come too late.
+  @Test func cancelFromAnotherThreadEndsTheWait() throws {
     let fixture = try SoftKeyFixture(touch: .never)
     let dev = try fixture.open()
     defer { fixture.close(dev) }
     let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(dev)))
-    let finished = Finished()
-    async let status: Int32 = onOwnThread {
-      defer { finished.flag.withLock { $0 = true } }
+    let result = Mutex<Int32?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Thread {
       let api = frp_fido2_load(nil)!
       let dev = OpaquePointer(bitPattern: address)!
       let cred = api.pointee.fido_cred_new!()!
-      defer {
-        var cred: OpaquePointer? = cred
-        api.pointee.fido_cred_free!(&cred)
-      }
+      var owned: OpaquePointer? = cred
       let hash = [UInt8](repeating: 1, count: 32)
       _ = api.pointee.fido_cred_set_type!(cred, COSE_ES256)
       _ = api.pointee.fido_cred_set_clientdata_hash!(cred, hash, 32)
       _ = api.pointee.fido_cred_set_rp!(cred, "example.com", nil)
       _ = api.pointee.fido_cred_set_user!(cred, [1], 1, "u", nil, nil)
-      return api.pointee.fido_dev_make_cred!(dev, cred, nil)
-    }
+      let status = api.pointee.fido_dev_make_cred!(dev, cred, nil)
+      api.pointee.fido_cred_free!(&owned)
+      result.withLock { $0 = status }
+      done.signal()
+    }.start()
     // A cancel before the request reaches the key is ignored, as by a real key: cancel until
     // the request ends (well before the key's own 30-second user action timeout).
     var cancels = 0
-    while !finished.flag.withLock({ $0 }) && cancels < 100 {
-      try await Task.sleep(for: .milliseconds(100))
+    while done.wait(timeout: .now() + .milliseconds(100)) == .timedOut && cancels < 100 {
       #expect(fixture.api.pointee.fido_dev_cancel!(dev) == FIDO_OK)
       cancels += 1
     }
-    #expect(try await status == FIDO_ERR_KEEPALIVE_CANCEL)
+    if cancels == 100 { done.wait() }
+    #expect(result.withLock { $0 } == FIDO_ERR_KEEPALIVE_CANCEL)
     #expect(cancels < 100)
   }
 
@@ -345,8 +348,4 @@ func monotonic() -> Double {
   var now = timespec()
   clock_gettime(CLOCK_MONOTONIC, &now)
   return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
-final class Finished: Sendable {
-  let flag = Mutex(false)
 }
