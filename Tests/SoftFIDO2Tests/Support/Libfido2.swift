@@ -1,11 +1,13 @@
 import CFIDO2
+import Foundation
 import Glibc
 import SoftFIDO2
 import Testing
 
 /// The real libfido2 (through Sources/CFIDO2's table) driving a software key in a directory of
-/// its own: each key has a unique path, as the seam's registry of keys requires.
-struct SoftKeyFixture {
+/// its own: each key has a unique path, as the seam's registry of keys requires. The directory
+/// goes with the fixture.
+final class SoftKeyFixture {
   let api: UnsafePointer<frp_fido2_api>
   let directory: String
   let stateFile: String
@@ -22,6 +24,8 @@ struct SoftKeyFixture {
     try SoftKeyState.create(at: stateFile, path: "softkey:" + directory, attestation: attestation, pin: pin, touch: touch)
     key = try SoftAuthenticator(stateFile: stateFile)
   }
+
+  deinit { try? FileManager.default.removeItem(atPath: directory) }
 
   /// A new `fido_dev_t` attached to `key` and opened by its path.
   func open(_ key: SoftAuthenticator? = nil, timeoutMs: Int32 = -1) throws -> OpaquePointer {
