@@ -55,8 +55,9 @@ package enum FormEncoding {
     return result
   }
 
-  /// `scheme://authority` of a URL (lowercased scheme and host), for same-origin checks.
-  static func origin(of url: String) -> String? {
+  /// `scheme://authority` of a URL (lowercased scheme and host), for same-origin checks, and
+  /// the web origin WebAuthn names by default (AM's).
+  package static func origin(of url: String) -> String? {
     guard let schemeEnd = url.firstRange(of: "://") else { return nil }
     let scheme = url[..<schemeEnd.lowerBound].lowercased()
     let authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }

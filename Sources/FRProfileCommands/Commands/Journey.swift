@@ -421,14 +421,7 @@ extension FRProfile {
 
     /// The password piped on stdin, without one trailing newline; empty is an error.
     static func passwordFromStandardInput() throws -> String {
-      var bytes = readStandardInput()
-      if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-      if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-      guard !bytes.isEmpty else { throw Failure(.dataError, "--password-stdin: standard input holds no password.") }
-      guard let password = String(validating: bytes, as: UTF8.self) else {
-        throw Failure(.dataError, "--password-stdin: the password is not UTF-8.")
-      }
-      return password
+      try secretFromStandardInput("--password-stdin", what: "password")
     }
   }
 }

@@ -144,18 +144,9 @@ struct PAMPINSource: PINSource, @unchecked Sendable {
 
   /// A binding inside a sign-in (a tree that binds at the door): the new PIN typed twice.
   func newPIN(prompt: String, policy: PINPolicy, deadline: Double) throws(BindingFailure) -> String? {
-    for _ in 0..<3 {
-      guard let first = conversation.ask("New PIN for your sign-in key: ", echo: false, deadline: min(deadline, self.deadline)) else {
-        return nil
-      }
-      if let problem = policy.violation(first) {
-        conversation.show("Not accepted: \(problem).", as: .prompting)
-        continue
-      }
-      guard let second = conversation.ask("Repeat the PIN: ", echo: false, deadline: min(deadline, self.deadline)) else { return nil }
-      if first == second { return first }
-      conversation.show("The PINs differ.", as: .prompting)
-    }
-    return nil
+    TerminalPINSource.newPIN(
+      policy: policy, label: "New PIN for your sign-in key: ",
+      ask: { conversation.ask($0, echo: false, deadline: min(deadline, self.deadline)) }, tell: { conversation.show($0, as: .prompting) })
   }
+
 }

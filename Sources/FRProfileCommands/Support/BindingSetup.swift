@@ -371,15 +371,23 @@ struct TerminalPINSource: PINSource {
       throw BindingFailure(.abort, "an APPLICATION_PIN binding needs a PIN and there is no terminal: pass --pin-file FILE")
     }
     introduce(prompt, on: terminal)
+    return Self.newPIN(
+      policy: policy, label: "New PIN: ", ask: { terminal.readLine(prompt: $0, echo: false, deadline: deadline) },
+      tell: { terminal.write($0 + "\n") })
+  }
+
+  /// A new PIN typed twice, three tries at most: `ask` reads one (nil: none came), `tell` says
+  /// why the last one was not taken. The terminal's and a sign-in's PAM conversation's.
+  static func newPIN(policy: PINPolicy, label: String, ask: (String) -> String?, tell: (String) -> Void) -> String? {
     for _ in 0..<3 {
-      guard let first = terminal.readLine(prompt: "New PIN: ", echo: false, deadline: deadline) else { return nil }
+      guard let first = ask(label) else { return nil }
       if let problem = policy.violation(first) {
-        terminal.write("Not accepted: \(problem).\n")
+        tell("Not accepted: \(problem).")
         continue
       }
-      guard let second = terminal.readLine(prompt: "Repeat the PIN: ", echo: false, deadline: deadline) else { return nil }
+      guard let second = ask("Repeat the PIN: ") else { return nil }
       if first == second { return first }
-      terminal.write("The PINs differ.\n")
+      tell("The PINs differ.")
     }
     return nil
   }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CFIDO2
 import Login
+import OAuthTokens
 import ProfileCLI
 import SystemCalls
 
@@ -307,12 +308,7 @@ final class FIDO2SecurityKeys: SecurityKeys {
         )
       }
       if let pinRead { return pinRead }
-      var bytes = readStandardInput()
-      if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-      if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-      guard !bytes.isEmpty, let pin = String(validating: bytes, as: UTF8.self) else {
-        throw Failure(.dataError, "--key-pin-stdin: standard input holds no PIN (UTF-8, one line).")
-      }
+      let pin = try secretFromStandardInput("--key-pin-stdin", what: "PIN")
       login.hide(pin)
       pinRead = pin
       return pin
@@ -493,29 +489,16 @@ struct WebAuthnOptions: ParsableArguments {
   /// `scheme://host[:port]` lowercased in scheme and host, without a trailing slash; nil when
   /// `text` is not one (a path, a query, no host).
   static func checkedOrigin(_ text: String) -> String? {
-    var trimmed = Substring(text)
-    if trimmed.hasSuffix("/") { trimmed.removeLast() }
-    guard let separator = trimmed.firstRange(of: "://") else { return nil }
-    let scheme = trimmed[..<separator.lowerBound].lowercased()
-    let authority = trimmed[separator.upperBound...]
-    guard scheme == "https" || scheme == "http", !authority.isEmpty,
-      !authority.contains(where: { "/?#@ ".contains($0) || $0.isWhitespace || $0.asciiValue == nil })
+    guard let origin = FormEncoding.origin(of: text), text.lowercased() == origin || text.lowercased() == origin + "/",
+      !origin.contains(where: { $0.isWhitespace || $0.asciiValue == nil })
     else { return nil }
-    return "\(scheme)://\(authority.lowercased())"
-  }
-
-  /// The origin of an AM base URL (`https://am.example.com:8443/am` → `https://am.example.com:8443`).
-  static func origin(ofServer server: String) -> String? {
-    guard let separator = server.firstRange(of: "://") else { return nil }
-    let rest = server[separator.upperBound...]
-    let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-    return checkedOrigin(String(server[..<separator.upperBound]) + String(authority))
+    return origin
   }
 
   /// Sets `answerer` up for WebAuthn nodes: the origin, the device name and the keys (libfido2
   /// is loaded only when a node is met).
   func configure(_ answerer: LoginAnswerer, server: String) {
-    answerer.webAuthnOrigin = origin.flatMap(Self.checkedOrigin) ?? Self.origin(ofServer: server)
+    answerer.webAuthnOrigin = origin.flatMap(Self.checkedOrigin) ?? FormEncoding.origin(of: server)
     answerer.webAuthnDeviceName = deviceName
     answerer.securityKeys = FIDO2SecurityKeys(chosenPath: securityKey, pinFromStandardInput: pinFromStandardInput, timeoutSeconds: timeout)
   }
